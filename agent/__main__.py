@@ -1,0 +1,7 @@
+"""``python -m agent``."""
+
+import sys
+
+from agent.cli import main
+
+sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m controlplane``."""
+
+import sys
+
+from controlplane.cli import main
+
+sys.exit(main())
