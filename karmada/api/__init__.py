@@ -26,7 +26,7 @@ from karmada.api.errors import APIValidationError, FieldError
 from karmada.api.interpreter import DependentObjectReference, ResourceInterpreterCustomization
 from karmada.api.kinds import KINDS, KindInfo, kind_info
 from karmada.api.meta import Condition, LabelSelector, ObjectMeta, OwnerReference
-from karmada.api.override import ClusterOverridePolicy, OverridePolicy, OverrideSpec, Overriders
+from karmada.api.override import ClusterOverridePolicy, OverridePolicy, Overriders, OverrideSpec
 from karmada.api.parse import parse_object
 from karmada.api.policy import (
     ClusterAffinity,

@@ -28,6 +28,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
     PlainValidator,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -35,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema, core_schema
 
 from karmada.api.errors import APIValidationError, FieldError, from_pydantic
 
@@ -55,9 +57,17 @@ class CRDExtra:
 
 @dataclass(frozen=True)
 class Pattern:
-    """A regular expression the value must match, emitted as ``pattern``."""
+    """A regular expression a string must match; validated, and emitted as ``pattern``.
+
+    ``what`` names the expected form in error messages ("a CamelCase reason").
+    """
 
     regex: str
+    what: str
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        check = _check_pattern(self.regex, self.what)
+        return core_schema.no_info_after_validator_function(check, handler(source))
 
 
 @dataclass(frozen=True)
@@ -101,14 +111,10 @@ def _check_pattern(regex: str, what: str) -> Any:
     return check
 
 
-def pattern_str(regex: str, what: str) -> Any:
-    """A string type that must match ``regex``; ``what`` names it in errors."""
-    return Annotated[str, Pattern(regex), AfterValidator(_check_pattern(regex, what))]
-
-
 # Kubernetes' resource.Quantity: an integer, or a string such as "100m", "1Gi", "1e3".
 QUANTITY_PATTERN = (
-    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
 _QUANTITY_RE = re.compile(QUANTITY_PATTERN)
 
@@ -128,6 +134,7 @@ Quantity = Annotated[int | str, IntOrString(), PlainValidator(_validate_quantity
 
 ResourceList = dict[str, Quantity]
 """``corev1.ResourceList``: resource name to quantity."""
+
 
 def _in_range(bits: int) -> Any:
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1

@@ -8,17 +8,27 @@ Only ``v1alpha2`` (Karmada's storage version) is served; Karmada's
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
-from karmada.api._base import Int32, Int64, KubeModel, KubeObject, RawObject, ResourceList, Time, crd_default, pattern_str
+from karmada.api._base import (
+    Int32,
+    Int64,
+    KubeModel,
+    KubeObject,
+    Pattern,
+    RawObject,
+    ResourceList,
+    Time,
+    crd_default,
+)
 from karmada.api.core import NodeSelector, Toleration
-from karmada.api.meta import CONDITION_REASON_PATTERN, Condition, ObjectMeta
+from karmada.api.meta import CONDITION_REASON_PATTERN, REASON_FORM, Condition, ObjectMeta
 from karmada.api.policy import ConflictResolution, FailoverBehavior, Placement, PurgeMode, Suspension
 from karmada.api.work import ResourceHealth
 
-BINDING_GROUP_VERSION = "work.karmada.io/v1alpha2"
+BINDING_GROUP_VERSION: Final = "work.karmada.io/v1alpha2"
 
 # Binding condition types and reasons (Karmada's exact strings).
 CONDITION_SCHEDULED = "Scheduled"
@@ -111,9 +121,7 @@ class GracefulEvictionTask(KubeModel):
     from_cluster: str
     purge_mode: PurgeMode | None = None
     replicas: Int32 | None = None
-    reason: Annotated[
-        pattern_str(CONDITION_REASON_PATTERN, "a CamelCase reason"), Field(min_length=1, max_length=32)
-    ]
+    reason: Annotated[str, Pattern(CONDITION_REASON_PATTERN, REASON_FORM), Field(min_length=1, max_length=32)]
     message: Annotated[str, Field(max_length=1024)] | None = None
     producer: str
     grace_period_seconds: Int32 | None = None

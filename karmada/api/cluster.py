@@ -7,7 +7,7 @@ server's defaults and checks in our own code (see :mod:`karmada.api.cluster_rule
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
@@ -15,7 +15,7 @@ from karmada.api._base import KubeModel, KubeObject, Quantity, ResourceList
 from karmada.api.core import Taint
 from karmada.api.meta import Condition, ObjectMeta
 
-CLUSTER_GROUP_VERSION = "cluster.karmada.io/v1alpha1"
+CLUSTER_GROUP_VERSION: Final = "cluster.karmada.io/v1alpha1"
 
 ClusterSyncMode = Literal["Push", "Pull"]
 

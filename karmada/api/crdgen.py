@@ -35,6 +35,7 @@ from karmada.api._base import (
 )
 from karmada.api.kinds import KINDS, KindInfo
 from karmada.api.meta import ObjectMeta
+from manifests import crds_dir
 
 _TOP_LEVEL_DESCRIPTIONS = {
     "apiVersion": "APIVersion defines the versioned schema of this representation of an object.",
@@ -231,9 +232,7 @@ def generate() -> dict[str, str]:
 
 def default_output_dir() -> Path:
     """``manifests/crds`` of the installed (or checked-out) ``manifests`` package."""
-    import manifests  # the data package; imported lazily to keep the layer check simple
-
-    return Path(manifests.__file__).parent / "crds"
+    return crds_dir()
 
 
 def main(argv: list[str] | None = None) -> int:

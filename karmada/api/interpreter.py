@@ -3,14 +3,14 @@ dependency reference type the interpreter returns."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
 from karmada.api._base import KubeModel, KubeObject
 from karmada.api.meta import LabelSelector, ObjectMeta
 
-CONFIG_GROUP_VERSION = "config.karmada.io/v1alpha1"
+CONFIG_GROUP_VERSION: Final = "config.karmada.io/v1alpha1"
 
 
 class CustomizationTarget(KubeModel):

@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from karmada.api._base import CRDExtra, Int64, KubeModel, Time, pattern_str
+from karmada.api._base import CRDExtra, Int64, KubeModel, Pattern, Time
 
 ATOMIC_LIST = CRDExtra({"x-kubernetes-list-type": "atomic"})
 
@@ -71,9 +71,11 @@ class LabelSelector(KubeModel):
 
 
 CONDITION_TYPE_PATTERN = (
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
 )
 CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+REASON_FORM = "a CamelCase reason"
 
 ConditionStatus = Literal["True", "False", "Unknown"]
 
@@ -81,11 +83,11 @@ ConditionStatus = Literal["True", "False", "Unknown"]
 class Condition(KubeModel):
     """``metav1.Condition``, as used in every Karmada status."""
 
-    type: Annotated[pattern_str(CONDITION_TYPE_PATTERN, "a qualified name"), Field(max_length=316)]
+    type: Annotated[str, Pattern(CONDITION_TYPE_PATTERN, "a qualified name"), Field(max_length=316)]
     status: ConditionStatus
     observed_generation: Annotated[Int64, Field(ge=0)] | None = None
     last_transition_time: Time
     reason: Annotated[
-        pattern_str(CONDITION_REASON_PATTERN, "a CamelCase reason"), Field(min_length=1, max_length=1024)
+        str, Pattern(CONDITION_REASON_PATTERN, REASON_FORM), Field(min_length=1, max_length=1024)
     ]
     message: Annotated[str, Field(max_length=32768)]

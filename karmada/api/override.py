@@ -96,9 +96,7 @@ class OverrideSpec(KubeModel):
 
     resource_selectors: list[ResourceSelector] | None = None
     override_rules: list[RuleWithCluster] | None = None
-    target_cluster: ClusterAffinity | None = Field(
-        default=None, description="Deprecated: use overrideRules."
-    )
+    target_cluster: ClusterAffinity | None = Field(default=None, description="Deprecated: use overrideRules.")
     overriders: Overriders | None = Field(default=None, description="Deprecated: use overrideRules.")
 
 

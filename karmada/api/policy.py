@@ -6,7 +6,7 @@ Field names, enums and schema defaults follow Karmada's
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
@@ -14,7 +14,7 @@ from karmada.api._base import Int32, Int64, KubeModel, KubeObject, crd_default
 from karmada.api.core import NodeSelectorRequirement, Toleration
 from karmada.api.meta import LabelSelector, ObjectMeta
 
-POLICY_GROUP_VERSION = "policy.karmada.io/v1alpha1"
+POLICY_GROUP_VERSION: Final = "policy.karmada.io/v1alpha1"
 
 PurgeMode = Literal["Directly", "Gracefully", "Never"]
 ClusterPurgeMode = Literal["Directly", "Gracefully"]

@@ -6,14 +6,14 @@ Manifests are complete objects kept verbatim, unknown fields included.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
 from karmada.api._base import KubeModel, KubeObject, RawObject
 from karmada.api.meta import Condition, ObjectMeta
 
-WORK_GROUP_VERSION = "work.karmada.io/v1alpha1"
+WORK_GROUP_VERSION: Final = "work.karmada.io/v1alpha1"
 
 ResourceHealth = Literal["Healthy", "Unhealthy", "Unknown"]
 
