@@ -23,10 +23,19 @@ def program_env() -> dict[str, str]:
     return env
 
 
-def run(args: list[str], stdin: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str], stdin: str | None = None, timeout: float = 30, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a program to completion, capturing its output."""
     return subprocess.run(
-        args, input=stdin, capture_output=True, text=True, env=program_env(), timeout=timeout, check=False
+        args,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=program_env(),
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
     )
 
 

@@ -1,8 +1,9 @@
 """``cluster.karmada.io/v1alpha1`` Cluster: one member cluster.
 
 Upstream Karmada serves Cluster from its aggregated API server, not from a
-CRD; we ship it as a CRD with a status subresource and apply the aggregated
-server's defaults and checks in our own code (see :mod:`karmada.api.cluster_rules`).
+CRD; we ship it as a CRD with a status subresource. The aggregated server's
+defaults and checks (name rules, ``zone`` to ``zones``, ``timeAdded`` on
+NoExecute taints, default resource models) belong to the cluster controller.
 """
 
 from __future__ import annotations

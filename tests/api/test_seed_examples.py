@@ -7,6 +7,7 @@ The examples are taken from the seed files themselves (see ``tests/seeds.py``).
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from tests.api.seed_examples import EXAMPLES, FlattenedExample
 from tests.seeds import flattened_runs, indented_blocks, is_flattened, normalize, seed_files
 
 SEEDS = seed_files()
+if not SEEDS and os.environ.get("CI"):
+    raise RuntimeError("CI must check the seed examples: ../shared/seeds (or $KARMADA_SEEDS_DIR) is missing")
 pytestmark = pytest.mark.skipif(
     not SEEDS, reason="seed documents not found: set KARMADA_SEEDS_DIR or keep ../shared/seeds"
 )
