@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from karmada.api.binding import ResourceBindingSpec, ResourceBindingStatus, TargetCluster
 from karmada.api.policy import Placement
@@ -48,8 +49,6 @@ def reschedule_required(spec: ResourceBindingSpec, status: ResourceBindingStatus
         return False
     if not status.last_scheduled_time:
         return True
-    from datetime import datetime
-
     return datetime.fromisoformat(spec.reschedule_triggered_at) > datetime.fromisoformat(
         status.last_scheduled_time
     )
@@ -90,7 +89,11 @@ def _static_weight(state: _State) -> list[TargetCluster]:
     if wp is not None and wp.static_weight_list:
         for c in state.candidates:
             weight = max(
-                (rule.weight for rule in wp.static_weight_list if cluster_matches(c.cluster, rule.target_cluster)),
+                (
+                    rule.weight
+                    for rule in wp.static_weight_list
+                    if cluster_matches(c.cluster, rule.target_cluster)
+                ),
                 default=0,
             )
             if weight > 0:
@@ -102,14 +105,18 @@ def _static_weight(state: _State) -> list[TargetCluster]:
     return _targets(dispense(state.spec.replicas or 0, weights, None, state.uid))
 
 
-def _divide(state: _State, target: int, available: list[TargetCluster], scheduled: list[TargetCluster]) -> list[TargetCluster]:
+def _divide(
+    state: _State, target: int, available: list[TargetCluster], scheduled: list[TargetCluster]
+) -> list[TargetCluster]:
     total = sum(c.replicas or 0 for c in available)
     if total < target:
         raise UnschedulableError(f"Clusters available replicas {total} are not enough to schedule.")
     if state.strategy == AGGREGATED:
         prior = {c.name for c in scheduled if (c.replicas or 0) > 0}
         if prior:
-            available = [c for c in available if c.name in prior] + [c for c in available if c.name not in prior]
+            available = [c for c in available if c.name in prior] + [
+                c for c in available if c.name not in prior
+            ]
         running = 0
         for index, c in enumerate(available):
             running += c.replicas or 0

@@ -74,7 +74,9 @@ class ScheduleResult:
 class ScheduleFailure(ScheduleError):
     """A failed attempt, with the error Karmada would report and the per-cluster decisions."""
 
-    def __init__(self, error: ScheduleError, decisions: dict[str, ClusterDecision], affinity_name: str | None):
+    def __init__(
+        self, error: ScheduleError, decisions: dict[str, ClusterDecision], affinity_name: str | None
+    ):
         self.error = error
         self.decisions = decisions
         self.affinity_name = affinity_name
@@ -122,6 +124,7 @@ def _estimate(
 
 
 def _schedule_once(
+    *,
     spec: ResourceBindingSpec,
     status: ResourceBindingStatus,
     placement: Placement,
@@ -143,7 +146,9 @@ def _schedule_once(
             feasible.append(cluster)
     if not feasible:
         reasons = {n: [r for _, r in d.filtered] for n, d in decisions.items() if d.filtered}
-        raise ScheduleFailure(FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name)
+        raise ScheduleFailure(
+            FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name
+        )
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
     details: list[ClusterDetail] = []
@@ -181,11 +186,17 @@ def _schedule_once(
 
 
 def _assign(
-    selected: list[ClusterDetail], spec: ResourceBindingSpec, status: ResourceBindingStatus, placement: Placement
+    selected: list[ClusterDetail],
+    spec: ResourceBindingSpec,
+    status: ResourceBindingStatus,
+    placement: Placement,
 ) -> list[TargetCluster]:
     if not selected:
         raise ScheduleError("no clusters available to schedule")
-    if not ((spec.replicas or 0) > 0 or spec.replica_requirements is not None) or len(spec.components or []) > 1:
+    if (
+        not ((spec.replicas or 0) > 0 or spec.replica_requirements is not None)
+        or len(spec.components or []) > 1
+    ):
         return [TargetCluster(name=c.name) for c in selected]
     if not _overflow_enabled(placement, status.scheduler_observed_affinity_name):
         return assign_replicas(selected, spec, status, placement)
@@ -222,7 +233,12 @@ def schedule(
     terms = placement.cluster_affinities or []
     if placement.cluster_affinity is not None or not terms:
         result, decisions = _schedule_once(
-            spec, status, placement, ordered, estimators, enable_empty_workload_propagation
+            spec=spec,
+            status=status,
+            placement=placement,
+            clusters=ordered,
+            estimators=estimators,
+            enable_empty_workload_propagation=enable_empty_workload_propagation,
         )
         return ScheduleResult(result, status.scheduler_observed_affinity_name, decisions)
 
@@ -236,7 +252,12 @@ def schedule(
         attempt = status.model_copy(update={"scheduler_observed_affinity_name": names[index]})
         try:
             result, decisions = _schedule_once(
-                spec, attempt, placement, ordered, estimators, enable_empty_workload_propagation
+                spec=spec,
+                status=attempt,
+                placement=placement,
+                clusters=ordered,
+                estimators=estimators,
+                enable_empty_workload_propagation=enable_empty_workload_propagation,
             )
         except ScheduleFailure as failure:
             first = first or failure
@@ -246,4 +267,3 @@ def schedule(
     assert first is not None
     # every term failed: Karmada keeps the previously observed term and reports the first error
     raise ScheduleFailure(first.error, first.decisions, observed)
-

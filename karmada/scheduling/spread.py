@@ -61,7 +61,9 @@ def _is_duplicated(placement: Placement) -> bool:
     return rs is None or rs.replica_scheduling_type == "Duplicated"
 
 
-def _group_score(clusters: list[ClusterDetail], spec: ResourceBindingSpec, placement: Placement, min_groups: int) -> int:
+def _group_score(
+    clusters: list[ClusterDetail], spec: ResourceBindingSpec, placement: Placement, min_groups: int
+) -> int:
     replicas = spec.replicas or 0
     if _is_duplicated(placement):
         valid = [c for c in clusters if c.available_replicas >= replicas]
@@ -122,7 +124,9 @@ def select_best_clusters(
     raise SpreadError("just support cluster and region spread constraint")
 
 
-def _select_by_cluster(ordered: list[ClusterDetail], constraint: SpreadConstraint, need: int) -> list[ClusterDetail]:
+def _select_by_cluster(
+    ordered: list[ClusterDetail], constraint: SpreadConstraint, need: int
+) -> list[ClusterDetail]:
     if len(ordered) < (constraint.min_groups or 0):
         raise SpreadError("the number of feasible clusters is less than spreadConstraint.MinGroups")
     count = min(len(ordered), constraint.max_groups or 0)

@@ -21,7 +21,9 @@ DYNAMIC = {
         "weightPreference": {"dynamicWeight": "AvailableReplicas"},
     }
 }
-AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
+AGGREGATED = {
+    "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
+}
 
 
 def static(weights: dict[str, int] | list[tuple[list[str], int]]) -> dict[str, Any]:
@@ -48,7 +50,10 @@ def candidates(available: dict[str, int]) -> list[ClusterDetail]:
 
 
 def run(
-    placement: dict[str, Any], replicas: int, available: dict[str, int], previous: dict[str, int] | None = None
+    placement: dict[str, Any],
+    replicas: int,
+    available: dict[str, int],
+    previous: dict[str, int] | None = None,
 ) -> dict[str, int]:
     spec = binding_spec(replicas=replicas, placement=placement, clusters=previous, requests={})
     result = assign_replicas(candidates(available), spec, status(), Placement.from_dict(placement))
@@ -64,13 +69,27 @@ THREE = {M1: 0, M2: 0, M3: 0}
     [
         # Test_assignByStaticWeightStrategy
         (static({M1: 3, M2: 2, M3: 1}), 12, THREE, {M1: 6, M2: 4, M3: 2}),
-        ({"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}},
-         12, THREE, {M1: 4, M2: 4, M3: 4}),
+        (
+            {
+                "replicaScheduling": {
+                    "replicaSchedulingType": "Divided",
+                    "replicaDivisionPreference": "Weighted",
+                }
+            },
+            12,
+            THREE,
+            {M1: 4, M2: 4, M3: 4},
+        ),
         (static({M1: 3, M2: 2, M3: 1}), 13, THREE, {M1: 7, M2: 4, M3: 2}),
         (static({M1: 3, M2: 2, M3: 1}), 14, THREE, {M1: 7, M2: 5, M3: 2}),
         (static({M1: 3, M2: 2, M3: 1}), 1, THREE, {M1: 1}),  # insufficient replicas: others get 0
         (static({M1: 1}), 2, {M1: 0, M2: 0}, {M1: 2}),  # a selected cluster absent from the list is ignored
-        (static([([M1], 1), ([M1, M2], 2)]), 3, {M1: 0, M2: 0}, {M1: 2, M2: 1}),  # max weight of matching rules
+        (
+            static([([M1], 1), ([M1, M2], 2)]),
+            3,
+            {M1: 0, M2: 0},
+            {M1: 2, M2: 1},
+        ),  # max weight of matching rules
         # seed 003: static 1:2 over member1/member2, 6 replicas
         (static({M1: 1, M2: 2}), 6, {M1: 0, M2: 0}, {M1: 2, M2: 4}),
         # reference 11 (#6424): 2 replicas with weights 2:1 land 1/1
@@ -129,7 +148,7 @@ def test_steady_rescheduling(
 def test_not_enough_capacity_is_unschedulable(
     placement: dict[str, Any], replicas: int, available: dict[str, int], previous: dict[str, int] | None
 ) -> None:
-    with pytest.raises(UnschedulableError, match="available replicas 9 are not enough|are not enough"):
+    with pytest.raises(UnschedulableError, match="are not enough"):
         run(placement, replicas, available, previous)
 
 

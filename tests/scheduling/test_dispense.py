@@ -28,7 +28,9 @@ from karmada.scheduling.dispense import names_descending
         (2, {"A": 1}, {"Z": 4}, "", {"A": 2, "Z": 4}),
     ],
 )
-def test_webster(seats: int, votes: dict[str, int], initial: dict[str, int], uid: str, expected: dict[str, int]) -> None:
+def test_webster(
+    seats: int, votes: dict[str, int], initial: dict[str, int], uid: str, expected: dict[str, int]
+) -> None:
     assert webster(seats, votes, initial, uid) == expected
 
 
