@@ -103,7 +103,8 @@ def test_match_explains_itself() -> None:
     match = match_policy(NGINX, [pp("a", ALL), pp("c", BY_NAME)], [])
     assert match is not None
     assert match.reason == (
-        "PropagationPolicy default/c matches by match name with priority 0; it beats PropagationPolicy default/a"
+        "PropagationPolicy default/c matches by match name with priority 0; "
+        "it beats PropagationPolicy default/a"
     )
 
 
