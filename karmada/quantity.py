@@ -75,6 +75,8 @@ def format_quantity(amount: Fraction, binary: bool = False) -> str:
     whole = int(amount)
     if whole == 0:
         return "0"
+    if binary and -1024 < whole < 1024:
+        binary = False  # Go prints small binary quantities in decimal form
     suffixes = (
         [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
         if binary
