@@ -8,11 +8,22 @@ and :func:`milli_value` round up as Go's ``Quantity.Value()`` and
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
 
-__all__ = ["Fraction", "format_quantity", "is_binary", "milli_value", "parse", "value"]
+__all__ = [
+    "NANO",
+    "Fraction",
+    "ceil_div",
+    "format_quantity",
+    "is_binary",
+    "milli_value",
+    "nano_value",
+    "parse",
+    "value",
+]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -36,6 +47,12 @@ def parse(quantity: int | str) -> Fraction:
         raise ValueError(f"invalid quantity {quantity!r}")
     if isinstance(quantity, int):
         return Fraction(quantity)
+    return _parse_text(quantity)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_text(quantity: str) -> Fraction:
+    # Clusters report the same few quantity strings over and over; Fractions are immutable.
     match = _QUANTITY.match(quantity.strip())
     if not match:
         raise ValueError(f"invalid quantity {quantity!r}")
@@ -47,6 +64,28 @@ def parse(quantity: int | str) -> Fraction:
     if suffix in _BINARY:
         return base * _BINARY[suffix]
     return base * _DECIMAL[suffix]
+
+
+NANO = 10**9
+
+
+def nano_value(quantity: int | str) -> int:
+    """Billionths, rounded up: an exact integer for every quantity Kubernetes
+    canonicalises (the finest suffix is ``n``), so sums and differences of
+    quantities can be done in integers."""
+    if isinstance(quantity, int) and not isinstance(quantity, bool):
+        return quantity * NANO
+    return _nano_text(str(quantity))
+
+
+@functools.lru_cache(maxsize=8192)
+def _nano_text(quantity: str) -> int:
+    return math.ceil(parse(quantity) * NANO)
+
+
+def ceil_div(numerator: int, denominator: int) -> int:
+    """Integer division rounding up."""
+    return -(-numerator // denominator)
 
 
 def value(quantity: int | str | Fraction) -> int:

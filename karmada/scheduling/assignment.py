@@ -174,3 +174,19 @@ def assign_replicas(
     else:
         result = _dynamic(state)
     return [TargetCluster(name=c.name, replicas=c.replicas) for c in result if (c.replicas or 0) > 0]
+
+
+def job_completions(
+    completions: int | None, spec: ResourceBindingSpec, targets: Sequence[TargetCluster]
+) -> dict[str, int] | None:
+    """A Job's ``completions`` per cluster, in proportion to its assigned parallelism.
+
+    Only for Divided placements with replicas (as Karmada's binding controller
+    does); None when the Job has no completions or nothing is to be split.
+    """
+    placement = spec.placement or Placement()
+    divided = placement.replica_scheduling is not None and strategy_of(placement) != DUPLICATED
+    if completions is None or (spec.replicas or 0) <= 0 or not divided:
+        return None
+    weights = {t.name: t.replicas or 0 for t in targets}
+    return dispense(completions, weights, None, spec.resource.uid or "")

@@ -12,48 +12,36 @@ from __future__ import annotations
 from karmada import quantity
 from karmada.api.binding import ReplicaRequirements
 from karmada.api.cluster import Cluster
+from karmada.scheduling.snapshot import ClusterSnapshot
 
 MAX_INT32 = 2**31 - 1
+_MILLI = quantity.NANO // 1000
 
 
-def _amount(resources: dict[str, int | str] | None, name: str) -> quantity.Fraction | None:
-    if not resources or name not in resources:
-        return None
-    return quantity.parse(resources[name])
-
-
-def max_available_replicas(cluster: Cluster, requirements: ReplicaRequirements | None) -> int:
+def general_estimate(snapshot: ClusterSnapshot, requirements: ReplicaRequirements | None) -> int:
     """Replicas of one pod shape the cluster can still hold (0 without a resource summary)."""
-    summary = cluster.status.resource_summary if cluster.status else None
-    if summary is None:
+    free = snapshot.free
+    if free is None:
         return 0
-    pods = 0
-    for part, sign in ((summary.allocatable, 1), (summary.allocated, -1), (summary.allocating, -1)):
-        amount = _amount(part, "pods")
-        if amount is not None:
-            pods += sign * quantity.value(amount)
+    pods = quantity.ceil_div(free.get("pods", 0), quantity.NANO)
     if pods <= 0:
         return 0
     best = pods
-    if requirements is None:
-        return min(best, MAX_INT32)
-    for name, requested in (requirements.resource_request or {}).items():
-        wanted = quantity.parse(requested)
-        if quantity.value(wanted) <= 0:
+    for name, requested in ((requirements.resource_request if requirements else None) or {}).items():
+        wanted = quantity.nano_value(requested)
+        if wanted <= 0:
             continue
-        allocatable = _amount(summary.allocatable, name)
-        if allocatable is None:
+        if name not in free:
             return 0
-        available = allocatable
-        for part in (summary.allocated, summary.allocating):
-            used = _amount(part, name)
-            if used is not None:
-                available -= used
-        if quantity.value(available) <= 0:
+        available = free[name]
+        if available <= 0:
             return 0
-        if name == "cpu":
-            fits = quantity.milli_value(available) // quantity.milli_value(wanted)
-        else:
-            fits = quantity.value(available) // quantity.value(wanted)
-        best = min(best, fits)
+        # CPU compares milli-units, everything else whole units, both rounded up (Go's MilliValue/Value)
+        unit = _MILLI if name == "cpu" else quantity.NANO
+        best = min(best, quantity.ceil_div(available, unit) // quantity.ceil_div(wanted, unit))
     return min(best, MAX_INT32)
+
+
+def max_available_replicas(cluster: Cluster, requirements: ReplicaRequirements | None) -> int:
+    """:func:`general_estimate` for a Cluster without a prepared snapshot."""
+    return general_estimate(ClusterSnapshot.of(cluster), requirements)

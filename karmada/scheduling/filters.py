@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from karmada.api.binding import ResourceBindingSpec, ResourceBindingStatus
-from karmada.api.cluster import Cluster
 from karmada.api.policy import ClusterAffinity, Placement
-from karmada.selectors.clusters import cluster_matches, cluster_zones
+from karmada.scheduling.snapshot import ClusterSnapshot
+from karmada.selectors.clusters import ClusterMatcher, cluster_zones, compile_cluster_affinity
 from karmada.selectors.tolerations import describe_taint, find_untolerated_taint
 
 
@@ -25,10 +26,25 @@ class FilterContext:
     status: ResourceBindingStatus
     placement: Placement
 
-    @property
+    @cached_property
     def scheduled(self) -> set[str]:
         """Clusters of the current result."""
         return {c.name for c in self.spec.clusters or []}
+
+    @cached_property
+    def affinities(self) -> list[ClusterAffinity] | None:
+        """See :func:`observed_affinities`."""
+        return observed_affinities(self)
+
+    @cached_property
+    def affinity_matchers(self) -> list[ClusterMatcher] | None:
+        """The affinities, compiled once per decision."""
+        return None if self.affinities is None else [compile_cluster_affinity(a) for a in self.affinities]
+
+    @cached_property
+    def gvk(self) -> tuple[str, str]:
+        """The template's apiVersion and kind."""
+        return (self.spec.resource.api_version, self.spec.resource.kind)
 
 
 def is_workload(spec: ResourceBindingSpec) -> bool:
@@ -36,26 +52,21 @@ def is_workload(spec: ResourceBindingSpec) -> bool:
     return bool((spec.replicas or 0) > 0 or spec.replica_requirements is not None or spec.components)
 
 
-def api_enablement(ctx: FilterContext, cluster: Cluster) -> str | None:
+def api_enablement(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """The cluster must serve the template's group/version and kind (unless already scheduled)."""
-    if cluster.metadata.name in ctx.scheduled:
+    if snap.name in ctx.scheduled:
         return None
-    resource = ctx.spec.resource
-    status = cluster.status
-    for enablement in (status.api_enablements if status else None) or []:
-        if enablement.group_version != resource.api_version:
-            continue
-        if any(r.kind == resource.kind for r in enablement.resources or []):
-            return None
+    if ctx.gvk in snap.api_kinds:
+        return None
     return "cluster(s) did not have the API resource"
 
 
-def taint_toleration(ctx: FilterContext, cluster: Cluster) -> str | None:
+def taint_toleration(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """No untolerated NoSchedule/NoExecute taint (unless already scheduled)."""
-    if cluster.metadata.name in ctx.scheduled:
+    if snap.name in ctx.scheduled or not snap.cluster.spec.taints:
         return None
     taint = find_untolerated_taint(
-        cluster.spec.taints or [], ctx.placement.cluster_tolerations or [], ("NoSchedule", "NoExecute")
+        snap.cluster.spec.taints or [], ctx.placement.cluster_tolerations or [], ("NoSchedule", "NoExecute")
     )
     if taint is None:
         return None
@@ -78,16 +89,17 @@ def observed_affinities(ctx: FilterContext) -> list[ClusterAffinity] | None:
     return None
 
 
-def cluster_affinity(ctx: FilterContext, cluster: Cluster) -> str | None:
+def cluster_affinity(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """The cluster must match the placement's (observed) cluster affinity."""
-    affinities = observed_affinities(ctx)
-    if affinities is None or any(cluster_matches(cluster, a) for a in affinities):
+    matchers = ctx.affinity_matchers
+    if matchers is None or any(matches(snap.cluster) for matches in matchers):
         return None
     return "cluster(s) did not match the placement cluster affinity constraint"
 
 
-def spread_constraint(ctx: FilterContext, cluster: Cluster) -> str | None:
+def spread_constraint(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """A provider/region/zone spread constraint needs the cluster to have that field."""
+    cluster = snap.cluster
     for constraint in ctx.placement.spread_constraints or []:
         field = constraint.spread_by_field
         if field == "provider" and not cluster.spec.provider:
@@ -99,14 +111,14 @@ def spread_constraint(ctx: FilterContext, cluster: Cluster) -> str | None:
     return None
 
 
-def cluster_eviction(ctx: FilterContext, cluster: Cluster) -> str | None:
+def cluster_eviction(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """A cluster the binding is being evicted from takes nothing new."""
-    if any(t.from_cluster == cluster.metadata.name for t in ctx.spec.graceful_eviction_tasks or []):
+    if any(t.from_cluster == snap.name for t in ctx.spec.graceful_eviction_tasks or []):
         return "cluster(s) is in the process of eviction"
     return None
 
 
-Filter = Callable[[FilterContext, Cluster], str | None]
+Filter = Callable[[FilterContext, ClusterSnapshot], str | None]
 
 FILTERS: tuple[tuple[str, Filter], ...] = (
     ("APIEnablement", api_enablement),
@@ -117,11 +129,23 @@ FILTERS: tuple[tuple[str, Filter], ...] = (
 )
 
 
-def run_filters(ctx: FilterContext, cluster: Cluster) -> list[tuple[str, str]]:
+def active_filters(ctx: FilterContext) -> tuple[tuple[str, Filter], ...]:
+    """The filters that can fail for this binding (the others always pass), so a
+    decision over many clusters runs only what matters."""
+    skip = set()
+    if ctx.affinities is None:
+        skip.add("ClusterAffinity")
+    if not any(
+        c.spread_by_field in ("provider", "region", "zone") for c in ctx.placement.spread_constraints or []
+    ):
+        skip.add("SpreadConstraint")
+    if not ctx.spec.graceful_eviction_tasks:
+        skip.add("ClusterEviction")
+    return tuple((name, check) for name, check in FILTERS if name not in skip)
+
+
+def run_filters(
+    ctx: FilterContext, snap: ClusterSnapshot, filters: tuple[tuple[str, Filter], ...] = FILTERS
+) -> list[tuple[str, str]]:
     """``(plugin, reason)`` for every filter the cluster fails; empty when it fits."""
-    failures: list[tuple[str, str]] = []
-    for name, check in FILTERS:
-        reason = check(ctx, cluster)
-        if reason is not None:
-            failures.append((name, reason))
-    return failures
+    return [(name, reason) for name, check in filters if (reason := check(ctx, snap)) is not None]

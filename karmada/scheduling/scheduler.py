@@ -28,8 +28,9 @@ from karmada.api.cluster import Cluster
 from karmada.api.policy import Placement
 from karmada.scheduling.assignment import assign_replicas, reschedule_required
 from karmada.scheduling.errors import FitError, ScheduleError, UnschedulableError
-from karmada.scheduling.estimator import MAX_INT32, max_available_replicas
-from karmada.scheduling.filters import FilterContext, run_filters
+from karmada.scheduling.estimator import MAX_INT32, general_estimate
+from karmada.scheduling.filters import FilterContext, active_filters, run_filters
+from karmada.scheduling.snapshot import ClusterSnapshot
 from karmada.scheduling.spread import ClusterDetail, select_best_clusters
 from karmada.selectors.clusters import cluster_matches
 
@@ -37,10 +38,10 @@ MAX_CLUSTER_SCORE = 100
 MIN_CLUSTER_SCORE = 0
 NOT_AN_OVERFLOW_TIER = 1000
 
-Estimator = Callable[[Cluster, ReplicaRequirements | None], int | None]
+Estimator = Callable[[ClusterSnapshot, ReplicaRequirements | None], int | None]
 """Replicas a cluster can still hold, or None when the estimator cannot tell."""
 
-GENERAL_ESTIMATOR: Estimator = max_available_replicas
+GENERAL_ESTIMATOR: Estimator = general_estimate
 
 
 @dataclass
@@ -108,7 +109,7 @@ def _overflow_enabled(placement: Placement, observed: str | None) -> bool:
 
 
 def _estimate(
-    clusters: Sequence[Cluster], spec: ResourceBindingSpec, estimators: Sequence[Estimator]
+    clusters: Sequence[ClusterSnapshot], spec: ResourceBindingSpec, estimators: Sequence[Estimator]
 ) -> list[int]:
     if (spec.replicas or 0) == 0 and not spec.components:
         return [MAX_INT32] * len(clusters)
@@ -128,22 +129,22 @@ def _schedule_once(
     spec: ResourceBindingSpec,
     status: ResourceBindingStatus,
     placement: Placement,
-    clusters: Sequence[Cluster],
+    clusters: Sequence[ClusterSnapshot],
     estimators: Sequence[Estimator],
     enable_empty_workload_propagation: bool,
 ) -> tuple[list[TargetCluster], dict[str, ClusterDecision]]:
     decisions: dict[str, ClusterDecision] = {}
     ctx = FilterContext(spec=spec, status=status, placement=placement)
-    feasible: list[Cluster] = []
-    for cluster in clusters:
-        name = cluster.metadata.name or ""
-        decision = decisions[name] = ClusterDecision(name)
-        if cluster.metadata.deletion_timestamp:
+    feasible: list[ClusterSnapshot] = []
+    filters = active_filters(ctx)
+    for snap in clusters:
+        decision = decisions[snap.name] = ClusterDecision(snap.name)
+        if snap.deleting:
             decision.filtered.append(("ClusterDeletion", "cluster(s) is being deleted"))
             continue
-        decision.filtered = run_filters(ctx, cluster)
+        decision.filtered = run_filters(ctx, snap, filters)
         if not decision.filtered:
-            feasible.append(cluster)
+            feasible.append(snap)
     if not feasible:
         reasons = {n: [r for _, r in d.filtered] for n, d in decisions.items() if d.filtered}
         raise ScheduleFailure(
@@ -152,14 +153,14 @@ def _schedule_once(
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
     details: list[ClusterDetail] = []
-    for cluster, allocatable in zip(feasible, _estimate(feasible, spec, estimators), strict=True):
-        name = cluster.metadata.name or ""
+    for snap, allocatable in zip(feasible, _estimate(feasible, spec, estimators), strict=True):
+        name = snap.name
         score = MAX_CLUSTER_SCORE if previous and name in previous else MIN_CLUSTER_SCORE
         detail = ClusterDetail(
             name=name,
             score=score,
-            cluster=cluster,
-            overflow_order=_overflow_order(cluster, placement, status.scheduler_observed_affinity_name),
+            cluster=snap.cluster,
+            overflow_order=_overflow_order(snap.cluster, placement, status.scheduler_observed_affinity_name),
             allocatable_replicas=allocatable,
             available_replicas=allocatable + previous.get(name, 0),
         )
@@ -221,15 +222,20 @@ def _assign(
 def schedule(
     spec: ResourceBindingSpec,
     status: ResourceBindingStatus | None,
-    clusters: Sequence[Cluster],
+    clusters: Sequence[Cluster | ClusterSnapshot],
     *,
     estimators: Sequence[Estimator] = (GENERAL_ESTIMATOR,),
     enable_empty_workload_propagation: bool = False,
 ) -> ScheduleResult:
-    """Schedule one binding; raises :class:`ScheduleFailure` (wrapping a classified error)."""
+    """Schedule one binding; raises :class:`ScheduleFailure` (wrapping a classified error).
+
+    ``clusters`` may be prepared :class:`ClusterSnapshot` objects (what the
+    scheduler controller keeps) or plain Clusters, snapshotted here.
+    """
     status = status or ResourceBindingStatus()
     placement = spec.placement or Placement()
-    ordered = sorted(clusters, key=lambda c: c.metadata.name or "")
+    snapshots = [c if isinstance(c, ClusterSnapshot) else ClusterSnapshot.of(c) for c in clusters]
+    ordered = sorted(snapshots, key=lambda c: c.name)
     terms = placement.cluster_affinities or []
     if placement.cluster_affinity is not None or not terms:
         result, decisions = _schedule_once(

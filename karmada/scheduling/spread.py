@@ -28,7 +28,7 @@ class SpreadError(ScheduleError):
     """No selection satisfies the spread constraints (a ``SchedulerError`` in Karmada)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ClusterDetail:
     """A feasible cluster as the selection and assignment steps see it."""
 

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from karmada.api.binding import TargetCluster
 from karmada.api.policy import Placement
 from karmada.scheduling import UnschedulableError
-from karmada.scheduling.assignment import assign_replicas
+from karmada.scheduling.assignment import assign_replicas, job_completions
 from karmada.scheduling.spread import ClusterDetail
 from tests.factories import binding_spec, cluster, status
 
@@ -197,3 +198,14 @@ def test_steady_scale_up_never_takes_replicas_away(available: dict[str, int], fi
         except UnschedulableError:
             continue
         assert all(after.get(name, 0) >= count for name, count in previous.items())
+
+
+def test_job_completions_follow_parallelism() -> None:
+    spec = binding_spec(replicas=6, placement=static({M1: 1, M2: 2}), kind="Job", api_version="batch/v1")
+    targets = [TargetCluster(name=M1, replicas=2), TargetCluster(name=M2, replicas=4)]
+    assert job_completions(12, spec, targets) == {M1: 4, M2: 8}
+    assert job_completions(None, spec, targets) is None
+    duplicated = binding_spec(
+        replicas=6, placement={"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+    )
+    assert job_completions(12, duplicated, targets) is None

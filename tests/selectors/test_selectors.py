@@ -8,6 +8,7 @@ import pytest
 
 from karmada.api import LabelSelector, ResourceSelector, Taint, Toleration
 from karmada.api.policy import ClusterAffinity
+from karmada.selectors.clusters import compile_cluster_affinity
 from karmada.selectors import (
     ImplicitPriority,
     cluster_matches,
@@ -99,7 +100,9 @@ MEMBER = cluster("member1", labels={"env": "prod"}, provider="aws", region="cn-e
     ],
 )
 def test_cluster_matches(affinity: dict[str, Any], matches: bool) -> None:
-    assert cluster_matches(MEMBER, ClusterAffinity.from_dict(affinity)) is matches
+    parsed = ClusterAffinity.from_dict(affinity)
+    assert cluster_matches(MEMBER, parsed) is matches
+    assert compile_cluster_affinity(parsed)(MEMBER) is matches
 
 
 def test_region_selector_on_cluster_without_region() -> None:

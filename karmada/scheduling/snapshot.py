@@ -1,0 +1,59 @@
+"""What the scheduler needs of a Cluster, computed once per cluster version.
+
+Bindings are scheduled far more often than clusters change, so the scheduler
+controller keeps one :class:`ClusterSnapshot` per Cluster (rebuilt when the
+Cluster changes) and every decision reads the precomputed API set and free
+capacity instead of re-parsing quantity strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from karmada import quantity
+from karmada.api.cluster import Cluster
+
+
+def _nano(resources: dict[str, int | str] | None, name: str) -> int:
+    if not resources or name not in resources:
+        return 0
+    return quantity.nano_value(resources[name])
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterSnapshot:
+    """A Cluster with its API enablements and free capacity precomputed."""
+
+    cluster: Cluster
+    name: str
+    deleting: bool
+    api_kinds: frozenset[tuple[str, str]]
+    # allocatable − allocated − allocating per resource, in nano-units; None without a resource summary
+    free: dict[str, int] | None
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> ClusterSnapshot:
+        """Snapshot one Cluster."""
+        status = cluster.status
+        kinds = frozenset(
+            (enablement.group_version, resource.kind)
+            for enablement in (status.api_enablements if status else None) or []
+            for resource in enablement.resources or []
+        )
+        summary = status.resource_summary if status else None
+        free: dict[str, int] | None = None
+        if summary is not None:
+            used = (summary.allocated, summary.allocating)
+            free = {
+                name: _nano(summary.allocatable, name) - sum(_nano(part, name) for part in used)
+                for name in (summary.allocatable or {})
+            }
+            if "pods" not in free:
+                free["pods"] = -sum(_nano(part, "pods") for part in used)
+        return cls(
+            cluster=cluster,
+            name=cluster.metadata.name or "",
+            deleting=bool(cluster.metadata.deletion_timestamp),
+            api_kinds=kinds,
+            free=free,
+        )
