@@ -8,7 +8,6 @@ import pytest
 
 from karmada.api import LabelSelector, ResourceSelector, Taint, Toleration
 from karmada.api.policy import ClusterAffinity
-from karmada.selectors.clusters import compile_cluster_affinity
 from karmada.selectors import (
     ImplicitPriority,
     cluster_matches,
@@ -17,6 +16,7 @@ from karmada.selectors import (
     selector_priority,
     tolerates,
 )
+from karmada.selectors.clusters import compile_cluster_affinity
 from tests.factories import cluster
 
 LABELS = {"env": "prod", "tier": "web", "size": "10"}
