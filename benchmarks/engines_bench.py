@@ -62,9 +62,7 @@ def make_binding(replicas: int) -> ResourceBindingSpec:
             "placement": {
                 "clusterAffinity": {
                     "labelSelector": {"matchLabels": {"env": "prod"}},
-                    "fieldSelector": {
-                        "matchExpressions": [{"key": "provider", "operator": "In", "values": ["aws"]}]
-                    },
+                    "fieldSelector": {"matchExpressions": [{"key": "provider", "operator": "In", "values": ["aws"]}]},
                 },
                 "clusterTolerations": [
                     {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
@@ -108,28 +106,16 @@ SEVEN_RULES: dict[str, Any] = {
         "overrideRules": [
             {
                 "overriders": {
-                    "imageOverrider": [
-                        {"component": "Registry", "operator": "replace", "value": "mirror.example.com"}
-                    ]
+                    "imageOverrider": [{"component": "Registry", "operator": "replace", "value": "mirror.example.com"}]
                 }
             },
             {
                 "overriders": {
-                    "commandOverrider": [
-                        {"containerName": "web", "operator": "add", "value": ["--region=east"]}
-                    ]
+                    "commandOverrider": [{"containerName": "web", "operator": "add", "value": ["--region=east"]}]
                 }
             },
-            {
-                "overriders": {
-                    "argsOverrider": [{"containerName": "web", "operator": "remove", "value": ["--debug"]}]
-                }
-            },
-            {
-                "overriders": {
-                    "labelsOverrider": [{"operator": "add", "value": {"team": "web", "tier": "frontend"}}]
-                }
-            },
+            {"overriders": {"argsOverrider": [{"containerName": "web", "operator": "remove", "value": ["--debug"]}]}},
+            {"overriders": {"labelsOverrider": [{"operator": "add", "value": {"team": "web", "tier": "frontend"}}]}},
             {"overriders": {"annotationsOverrider": [{"operator": "add", "value": {"owner": "platform"}}]}},
             {
                 "overriders": {

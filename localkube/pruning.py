@@ -32,9 +32,7 @@ def _prune_value(value: Any, schema: dict[str, Any], path: str, dropped: list[st
                 _prune_value(item, items, f"{path}[{index}]", dropped)
 
 
-def _prune_object(
-    obj: dict[str, Any], schema: dict[str, Any], path: str, dropped: list[str], *, root: bool
-) -> None:
+def _prune_object(obj: dict[str, Any], schema: dict[str, Any], path: str, dropped: list[str], *, root: bool) -> None:
     properties: dict[str, Any] = schema.get("properties") or {}
     additional = schema.get("additionalProperties")
     preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))

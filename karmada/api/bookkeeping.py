@@ -43,9 +43,7 @@ def record_managed_labels(obj: MutableMapping[str, Any]) -> None:
     _meta(obj, "annotations")[MANAGED_LABELS_ANNOTATION] = ",".join(sorted(labels))
 
 
-def claim_by_propagation_policy(
-    obj: MutableMapping[str, Any], namespace: str, name: str, permanent_id: str
-) -> None:
+def claim_by_propagation_policy(obj: MutableMapping[str, Any], namespace: str, name: str, permanent_id: str) -> None:
     """Mark ``obj`` as claimed by a PropagationPolicy; any ClusterPropagationPolicy claim is dropped."""
     remove_cluster_propagation_policy_claim(obj)
     _meta(obj, "labels")[PROPAGATION_POLICY_PERMANENT_ID_LABEL] = permanent_id

@@ -87,7 +87,5 @@ class Condition(KubeModel):
     status: ConditionStatus
     observed_generation: Annotated[Int64, Field(ge=0)] | None = None
     last_transition_time: Time
-    reason: Annotated[
-        str, Pattern(CONDITION_REASON_PATTERN, REASON_FORM), Field(min_length=1, max_length=1024)
-    ]
+    reason: Annotated[str, Pattern(CONDITION_REASON_PATTERN, REASON_FORM), Field(min_length=1, max_length=1024)]
     message: Annotated[str, Field(max_length=32768)]

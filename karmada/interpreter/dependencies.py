@@ -108,10 +108,7 @@ def get_dependencies(obj: Mapping[str, Any]) -> list[DependentObjectReference]:
         raise KeyError(f"no built-in dependency interpretation for {kind} in {api_version}")
     namespace = str(nested(obj, "metadata", "namespace") or "")
     if kind == "Ingress":
-        refs = [
-            _ref("Secret", namespace, str(tls.get("secretName") or ""))
-            for tls in nested(obj, "spec", "tls") or []
-        ]
+        refs = [_ref("Secret", namespace, str(tls.get("secretName") or "")) for tls in nested(obj, "spec", "tls") or []]
     elif kind == "ServiceImport":
         derived = f"derived-{nested(obj, 'metadata', 'name')}"
         refs = [
@@ -128,9 +125,7 @@ def get_dependencies(obj: Mapping[str, Any]) -> list[DependentObjectReference]:
     else:
         refs = pod_dependencies(pod_spec(obj) or {}, namespace)
         if kind == "StatefulSet":
-            templates = {
-                str(nested(t, "metadata", "name")) for t in nested(obj, "spec", "volumeClaimTemplates") or []
-            }
+            templates = {str(nested(t, "metadata", "name")) for t in nested(obj, "spec", "volumeClaimTemplates") or []}
             refs = [r for r in refs if not (r.kind == "PersistentVolumeClaim" and r.name in templates)]
     refs = [r for r in refs if r.name or r.label_selector is not None]  # an empty reference is invalid
     unique = {(r.api_version, r.kind, r.namespace, r.name, repr(r.label_selector)): r for r in refs}

@@ -65,9 +65,7 @@ def _retain_pod(desired: dict[str, Any], observed: Mapping[str, Any]) -> None:
             spec.pop(field, None)
     for field in ("containers", "initContainers"):
         mounts = {
-            c.get("name"): c.get("volumeMounts")
-            for c in observed_spec.get(field) or []
-            if isinstance(c, Mapping)
+            c.get("name"): c.get("volumeMounts") for c in observed_spec.get(field) or [] if isinstance(c, Mapping)
         }
         for container in spec.get(field) or []:
             if isinstance(container, dict) and container.get("name") in mounts:

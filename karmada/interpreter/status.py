@@ -112,9 +112,7 @@ def _template_generation(obj: Mapping[str, Any]) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(
-            f"annotation {RESOURCE_TEMPLATE_GENERATION_ANNOTATION}={raw!r} is not an integer"
-        ) from None
+        raise ValueError(f"annotation {RESOURCE_TEMPLATE_GENERATION_ANNOTATION}={raw!r} is not an integer") from None
 
 
 def reflect_status(obj: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -178,9 +176,7 @@ def _sum_counters(
         for name in totals:
             if name != "observedGeneration":
                 totals[name] += _int(member.get(name))
-    totals["observedGeneration"] = (
-        generation if caught_up == len(items) else _int(old.get("observedGeneration"))
-    )
+    totals["observedGeneration"] = generation if caught_up == len(items) else _int(old.get("observedGeneration"))
     keep_zero = dict(fields)
     new = {k: v for k, v in old.items() if k not in totals}
     for name, value in totals.items():
@@ -211,14 +207,9 @@ def _lb_ingress(entries: Sequence[Any]) -> list[dict[str, Any]]:
     return result
 
 
-def _job_status(
-    template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str
-) -> dict[str, Any] | None:
+def _job_status(template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str) -> dict[str, Any] | None:
     old = _status_of(template)
-    if any(
-        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-        for c in old.get("conditions") or []
-    ):
+    if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in old.get("conditions") or []):
         return None  # a finished job's status is final
     totals = {"active": 0, "succeeded": 0, "failed": 0}
     failed: list[str] = []
@@ -244,9 +235,7 @@ def _job_status(
             succeeded += 1
         elif finished == "Failed":
             failed.append(item.cluster_name)
-        if any(
-            c.get("type") == "SuccessCriteriaMet" and c.get("status") == "True" for c in member_conditions
-        ):
+        if any(c.get("type") == "SuccessCriteriaMet" and c.get("status") == "True" for c in member_conditions):
             criteria_met += 1
         member_start = member.get("startTime")
         if member_start:
@@ -262,9 +251,7 @@ def _job_status(
     conditions: list[dict[str, Any]] = []
     if failed:
         conditions.append(
-            _job_condition(
-                "Failed", "JobFailed", f"Job executed failed in member clusters {','.join(failed)}", now
-            )
+            _job_condition("Failed", "JobFailed", f"Job executed failed in member clusters {','.join(failed)}", now)
         )
     if succeeded == len(items) and succeeded > 0:
         conditions.append(_job_condition("Complete", "Completed", "Job completed", now))
@@ -304,9 +291,7 @@ def _phase(items: Sequence[AggregatedStatusItem], order: Sequence[str], missing:
     return next((p for p in order if p in phases), "")
 
 
-def aggregate_status(
-    template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str
-) -> dict[str, Any]:
+def aggregate_status(template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str) -> dict[str, Any]:
     """The template with its status aggregated from ``items`` (unchanged when nothing differs).
 
     ``now`` (RFC 3339) stamps the Job conditions this creates: the engine reads no clock.
@@ -322,12 +307,7 @@ def aggregate_status(
     elif kind in (("v1", "Service"), ("networking.k8s.io/v1", "Ingress")):
         if kind[1] == "Service" and nested(result, "spec", "type") != "LoadBalancer":
             return result
-        entries = [
-            e
-            for i in items
-            if i.status is not None
-            for e in nested(i.status, "loadBalancer", "ingress") or []
-        ]
+        entries = [e for i in items if i.status is not None for e in nested(i.status, "loadBalancer", "ingress") or []]
         ingress = _lb_ingress(entries)
         new = {**old, "loadBalancer": {"ingress": ingress} if ingress else {}}
     elif kind == ("batch/v1", "Job"):
@@ -342,18 +322,14 @@ def aggregate_status(
             if item.status is None:
                 continue
             active.extend(copy.deepcopy(item.status.get("active") or []))
-            if item.status.get("lastScheduleTime") and (
-                schedule is None or schedule < item.status["lastScheduleTime"]
-            ):
+            if item.status.get("lastScheduleTime") and (schedule is None or schedule < item.status["lastScheduleTime"]):
                 schedule = item.status["lastScheduleTime"]
             if item.status.get("lastSuccessfulTime") and (
                 success is None or success < item.status["lastSuccessfulTime"]
             ):
                 success = item.status["lastSuccessfulTime"]
         new = {
-            k: v
-            for k, v in (("active", active), ("lastScheduleTime", schedule), ("lastSuccessfulTime", success))
-            if v
+            k: v for k, v in (("active", active), ("lastScheduleTime", schedule), ("lastSuccessfulTime", success)) if v
         }
     elif kind == ("v1", "Pod"):
         new = {"phase": _phase(items, ("Failed", "Pending", "Running", "Succeeded"), "Pending")}

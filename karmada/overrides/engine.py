@@ -140,9 +140,7 @@ def apply_rule(manifest: dict[str, Any], rule: AppliedRule) -> dict[str, Any]:
             try:
                 manifest = apply(manifest, item)
             except OverriderError as exc:
-                raise OverrideError(
-                    _policy_label(rule.policy), rule.rule_index, f"{name}[{index}]", str(exc)
-                ) from None
+                raise OverrideError(_policy_label(rule.policy), rule.rule_index, f"{name}[{index}]", str(exc)) from None
     if o.plaintext:
         try:
             manifest = apply_plaintext(manifest, o.plaintext)

@@ -110,9 +110,7 @@ def apply_image(manifest: dict[str, Any], overrider: ImageOverrider) -> dict[str
     return _patch(manifest, operations)
 
 
-def apply_command_args(
-    manifest: dict[str, Any], overrider: CommandArgsOverrider, target: str
-) -> dict[str, Any]:
+def apply_command_args(manifest: dict[str, Any], overrider: CommandArgsOverrider, target: str) -> dict[str, Any]:
     """Append to (``add``) or remove items from (``remove``) a container's command or args."""
     spec_path = _pod_spec_path(str(manifest.get("kind", "")))
     if spec_path is None:

@@ -49,9 +49,7 @@ def reschedule_required(spec: ResourceBindingSpec, status: ResourceBindingStatus
         return False
     if not status.last_scheduled_time:
         return True
-    return datetime.fromisoformat(spec.reschedule_triggered_at) > datetime.fromisoformat(
-        status.last_scheduled_time
-    )
+    return datetime.fromisoformat(spec.reschedule_triggered_at) > datetime.fromisoformat(status.last_scheduled_time)
 
 
 def _targets(replicas: dict[str, int]) -> list[TargetCluster]:
@@ -89,11 +87,7 @@ def _static_weight(state: _State) -> list[TargetCluster]:
     if wp is not None and wp.static_weight_list:
         for c in state.candidates:
             weight = max(
-                (
-                    rule.weight
-                    for rule in wp.static_weight_list
-                    if cluster_matches(c.cluster, rule.target_cluster)
-                ),
+                (rule.weight for rule in wp.static_weight_list if cluster_matches(c.cluster, rule.target_cluster)),
                 default=0,
             )
             if weight > 0:
@@ -114,9 +108,7 @@ def _divide(
     if state.strategy == AGGREGATED:
         prior = {c.name for c in scheduled if (c.replicas or 0) > 0}
         if prior:
-            available = [c for c in available if c.name in prior] + [
-                c for c in available if c.name not in prior
-            ]
+            available = [c for c in available if c.name in prior] + [c for c in available if c.name not in prior]
         running = 0
         for index, c in enumerate(available):
             running += c.replicas or 0

@@ -50,9 +50,7 @@ def webster(
     ordered by name.
     """
     descending = names_descending(uid)
-    parties: dict[str, _Party] = {
-        name: _Party(name, 0, count, descending) for name, count in (initial or {}).items()
-    }
+    parties: dict[str, _Party] = {name: _Party(name, 0, count, descending) for name, count in (initial or {}).items()}
     for name, weight in votes.items():
         if name in parties:
             parties[name].votes = weight

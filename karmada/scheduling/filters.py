@@ -135,9 +135,7 @@ def active_filters(ctx: FilterContext) -> tuple[tuple[str, Filter], ...]:
     skip = set()
     if ctx.affinities is None:
         skip.add("ClusterAffinity")
-    if not any(
-        c.spread_by_field in ("provider", "region", "zone") for c in ctx.placement.spread_constraints or []
-    ):
+    if not any(c.spread_by_field in ("provider", "region", "zone") for c in ctx.placement.spread_constraints or []):
         skip.add("SpreadConstraint")
     if not ctx.spec.graceful_eviction_tasks:
         skip.add("ClusterEviction")

@@ -75,9 +75,7 @@ class ScheduleResult:
 class ScheduleFailure(ScheduleError):
     """A failed attempt, with the error Karmada would report and the per-cluster decisions."""
 
-    def __init__(
-        self, error: ScheduleError, decisions: dict[str, ClusterDecision], affinity_name: str | None
-    ):
+    def __init__(self, error: ScheduleError, decisions: dict[str, ClusterDecision], affinity_name: str | None):
         self.error = error
         self.decisions = decisions
         self.affinity_name = affinity_name
@@ -103,8 +101,7 @@ def _overflow_enabled(placement: Placement, observed: str | None) -> bool:
     if placement.cluster_affinity is not None or placement.cluster_affinities is None or not observed:
         return False
     return any(
-        term.affinity_name == observed and term.overflow_affinities is not None
-        for term in placement.cluster_affinities
+        term.affinity_name == observed and term.overflow_affinities is not None for term in placement.cluster_affinities
     )
 
 
@@ -147,9 +144,7 @@ def _schedule_once(
             feasible.append(snap)
     if not feasible:
         reasons = {n: [r for _, r in d.filtered] for n, d in decisions.items() if d.filtered}
-        raise ScheduleFailure(
-            FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name
-        )
+        raise ScheduleFailure(FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name)
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
     details: list[ClusterDetail] = []
@@ -194,10 +189,7 @@ def _assign(
 ) -> list[TargetCluster]:
     if not selected:
         raise ScheduleError("no clusters available to schedule")
-    if (
-        not ((spec.replicas or 0) > 0 or spec.replica_requirements is not None)
-        or len(spec.components or []) > 1
-    ):
+    if not ((spec.replicas or 0) > 0 or spec.replica_requirements is not None) or len(spec.components or []) > 1:
         return [TargetCluster(name=c.name) for c in selected]
     if not _overflow_enabled(placement, status.scheduler_observed_affinity_name):
         return assign_replicas(selected, spec, status, placement)

@@ -44,9 +44,7 @@ class ClusterDetail:
 
 def sort_clusters(clusters: list[ClusterDetail], by_available: bool = True) -> None:
     """Karmada's order: overflow tier asc, score desc, available desc, name asc."""
-    clusters.sort(
-        key=lambda c: (c.overflow_order, -c.score, -c.available_replicas if by_available else 0, c.name)
-    )
+    clusters.sort(key=lambda c: (c.overflow_order, -c.score, -c.available_replicas if by_available else 0, c.name))
 
 
 @dataclass
@@ -124,9 +122,7 @@ def select_best_clusters(
     raise SpreadError("just support cluster and region spread constraint")
 
 
-def _select_by_cluster(
-    ordered: list[ClusterDetail], constraint: SpreadConstraint, need: int
-) -> list[ClusterDetail]:
+def _select_by_cluster(ordered: list[ClusterDetail], constraint: SpreadConstraint, need: int) -> list[ClusterDetail]:
     if len(ordered) < (constraint.min_groups or 0):
         raise SpreadError("the number of feasible clusters is less than spreadConstraint.MinGroups")
     count = min(len(ordered), constraint.max_groups or 0)
@@ -200,9 +196,7 @@ def _select_groups(groups: list[_Group], minimum: int, maximum: int, target: int
         if total >= target and minimum <= len(stack) <= maximum:
             counter += 1
             chosen = sorted(stack, key=lambda g: (-g.score, g.name))
-            paths.append(
-                _Path(counter, chosen, sum(g.score for g in chosen), sum(len(g.clusters) for g in chosen))
-            )
+            paths.append(_Path(counter, chosen, sum(g.score for g in chosen), sum(len(g.clusters) for g in chosen)))
             return
         if len(stack) >= maximum:
             return

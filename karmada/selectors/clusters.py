@@ -72,10 +72,7 @@ def compile_cluster_affinity(affinity: ClusterAffinity) -> ClusterMatcher:
     names = frozenset(affinity.cluster_names or ())
     selector = affinity.label_selector
     field_terms = (
-        [
-            (term.key, term.operator, term.values or [])
-            for term in (affinity.field_selector.match_expressions or [])
-        ]
+        [(term.key, term.operator, term.values or []) for term in (affinity.field_selector.match_expressions or [])]
         if affinity.field_selector is not None
         else []
     )

@@ -42,9 +42,7 @@ def selector_priority(resource: Mapping[str, Any], selector: ResourceSelector) -
     return ImplicitPriority.MISMATCH
 
 
-def selectors_priority(
-    resource: Mapping[str, Any], selectors: Iterable[ResourceSelector]
-) -> ImplicitPriority:
+def selectors_priority(resource: Mapping[str, Any], selectors: Iterable[ResourceSelector]) -> ImplicitPriority:
     """The best priority among ``selectors`` (``MISMATCH`` when none matches)."""
     return max(
         (selector_priority(resource, s) for s in selectors),

@@ -22,9 +22,7 @@ from karmada.api.parse import check_documents
 
 
 def _policy(**spec: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}]
-    }
+    base: dict[str, Any] = {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}]}
     base.update(spec)
     return {
         "apiVersion": "policy.karmada.io/v1alpha1",
@@ -39,8 +37,7 @@ def _policy(**spec: Any) -> dict[str, Any]:
     [
         (
             _policy(placement={"replicaScheduling": {"replicaSchedulingType": "Dup"}}),
-            "spec.placement.replicaScheduling.replicaSchedulingType: "
-            'must be one of Duplicated, Divided (got "Dup")',
+            'spec.placement.replicaScheduling.replicaSchedulingType: must be one of Duplicated, Divided (got "Dup")',
         ),
         (
             {**_policy(), "spec": {}},
@@ -100,8 +97,7 @@ def _policy(**spec: Any) -> dict[str, Any]:
                     "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "one", "max": 1}]}],
                 },
             },
-            "spec.resourceModels[0].ranges[0].min: "
-            "must be a quantity (an integer or a string such as 100m or 1Gi)",
+            "spec.resourceModels[0].ranges[0].min: must be a quantity (an integer or a string such as 100m or 1Gi)",
         ),
         (
             {
@@ -150,8 +146,7 @@ def _policy(**spec: Any) -> dict[str, Any]:
                     ]
                 },
             },
-            "status.conditions[0].lastTransitionTime: "
-            "must match an RFC 3339 date-time such as 2024-01-02T15:04:05Z",
+            "status.conditions[0].lastTransitionTime: must match an RFC 3339 date-time such as 2024-01-02T15:04:05Z",
         ),
         (
             {"apiVersion": "policy.karmada.io/v1beta9", "kind": "PropagationPolicy"},

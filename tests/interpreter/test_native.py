@@ -51,9 +51,7 @@ def container(
         (deployment({"containers": [container()]}, None), 0, None),
         # limits stand in for missing requests; containers sum
         (
-            deployment(
-                {"containers": [container(limits={"cpu": "1"}), container("b", requests={"cpu": "500m"})]}
-            ),
+            deployment({"containers": [container(limits={"cpu": "1"}), container("b", requests={"cpu": "500m"})]}),
             3,
             {"resourceRequest": {"cpu": "1500m"}},
         ),
@@ -136,9 +134,7 @@ def test_get_replicas(obj: dict[str, Any], replicas: int, requirements: dict[str
 def test_quantities_are_printed_like_go() -> None:
     # Go prints memory in binary units when exact, else as a plain number; small values in decimal form
     _, reqs = NATIVE.get_replicas(
-        deployment(
-            {"containers": [container(requests={"memory": "100M", "cpu": 2, "ephemeral-storage": "1k"})]}
-        )
+        deployment({"containers": [container(requests={"memory": "100M", "cpu": 2, "ephemeral-storage": "1k"})]})
     )
     assert reqs is not None and reqs.resource_request == {
         "memory": "100000000",
@@ -263,9 +259,7 @@ def test_dependencies_of_other_kinds() -> None:
         "kind": "CronJob",
         "metadata": {"name": "c", "namespace": "ns"},
         "spec": {
-            "jobTemplate": {
-                "spec": {"template": {"spec": {"volumes": [{"name": "v", "secret": {"secretName": "s"}}]}}}
-            }
+            "jobTemplate": {"spec": {"template": {"spec": {"volumes": [{"name": "v", "secret": {"secretName": "s"}}]}}}}
         },
     }
     assert [(d.kind, d.name, d.namespace) for d in NATIVE.get_dependencies(cron)] == [("Secret", "s", "ns")]
@@ -389,12 +383,8 @@ def test_retain() -> None:
         "clusterIP": "10.0.0.7",
     }
     sa = {"apiVersion": "v1", "kind": "ServiceAccount", "secrets": [{"name": "a"}]}
-    merged = NATIVE.retain(
-        sa, {"secrets": [{"name": "b"}, {"name": "a"}], "imagePullSecrets": [{"name": "p"}]}
-    )
-    assert merged["secrets"] == [{"name": "a"}, {"name": "b"}] and merged["imagePullSecrets"] == [
-        {"name": "p"}
-    ]
+    merged = NATIVE.retain(sa, {"secrets": [{"name": "b"}, {"name": "a"}], "imagePullSecrets": [{"name": "p"}]})
+    assert merged["secrets"] == [{"name": "a"}, {"name": "b"}] and merged["imagePullSecrets"] == [{"name": "p"}]
     pod = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "x"}]}}
     observed_pod = {
         "spec": {
@@ -447,14 +437,10 @@ def test_reflect_deployment_status_keeps_counters_and_generations() -> None:
     }
     assert NATIVE.reflect_status({"apiVersion": "apps/v1", "kind": "Deployment", "status": {}}) is None
     assert (
-        NATIVE.reflect_status(
-            {"apiVersion": "v1", "kind": "Service", "spec": {"type": "ClusterIP"}, "status": {}}
-        )
+        NATIVE.reflect_status({"apiVersion": "v1", "kind": "Service", "spec": {"type": "ClusterIP"}, "status": {}})
         is None
     )
-    assert NATIVE.reflect_status({"apiVersion": "example.io/v1", "kind": "W", "status": {"x": [1]}}) == {
-        "x": [1]
-    }
+    assert NATIVE.reflect_status({"apiVersion": "example.io/v1", "kind": "W", "status": {"x": [1]}}) == {"x": [1]}
 
 
 def test_aggregate_deployment_status() -> None:

@@ -23,9 +23,7 @@ def pp(
     namespace: str = "default",
     deleting: bool = False,
 ) -> PropagationPolicy:
-    spec: dict[str, Any] = {
-        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", **selector}]
-    }
+    spec: dict[str, Any] = {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", **selector}]}
     if priority is not None:
         spec["priority"] = priority
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
@@ -42,9 +40,7 @@ def pp(
 
 
 def cpp(name: str, selector: dict[str, Any], priority: int | None = None) -> ClusterPropagationPolicy:
-    spec: dict[str, Any] = {
-        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", **selector}]
-    }
+    spec: dict[str, Any] = {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", **selector}]}
     if priority is not None:
         spec["priority"] = priority
     return ClusterPropagationPolicy.from_dict(
@@ -77,9 +73,7 @@ ALL: dict[str, Any] = {}
         ([pp("a", {"name": "other"})], [], None),
     ],
 )
-def test_match_policy(
-    pps: list[PropagationPolicy], cpps: list[ClusterPropagationPolicy], winner: str | None
-) -> None:
+def test_match_policy(pps: list[PropagationPolicy], cpps: list[ClusterPropagationPolicy], winner: str | None) -> None:
     match = match_policy(NGINX, pps, cpps)
     assert (match.winner.policy.metadata.name if match else None) == winner
 
@@ -91,9 +85,7 @@ def test_cluster_scoped_templates_only_see_cluster_policies() -> None:
             "apiVersion": "policy.karmada.io/v1alpha1",
             "kind": "PropagationPolicy",
             "metadata": {"name": "p", "namespace": ""},
-            "spec": {
-                "resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}]
-            },
+            "spec": {"resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}]},
         }
     )
     assert match_policy(role, [policy], []) is None
@@ -103,8 +95,7 @@ def test_match_explains_itself() -> None:
     match = match_policy(NGINX, [pp("a", ALL), pp("c", BY_NAME)], [])
     assert match is not None
     assert match.reason == (
-        "PropagationPolicy default/c matches by match name with priority 0; "
-        "it beats PropagationPolicy default/a"
+        "PropagationPolicy default/c matches by match name with priority 0; it beats PropagationPolicy default/a"
     )
 
 
@@ -133,9 +124,7 @@ def test_claims() -> None:
         }
     }
     assert claim_of(cluster_claim) == claim_of(cluster_claim) and claim_of(cluster_claim).cluster_wide  # type: ignore[union-attr]
-    assert claimed_by_other_feature(
-        {"metadata": {"labels": {"resourcetemplate.karmada.io/claimed-by": "mcs"}}}
-    )
+    assert claimed_by_other_feature({"metadata": {"labels": {"resourcetemplate.karmada.io/claimed-by": "mcs"}}})
 
 
 @pytest.mark.parametrize(

@@ -162,9 +162,7 @@ def test_deprecated_target_cluster_and_overriders() -> None:
             "overriders": {"labelsOverrider": [{"operator": "add", "value": {"old": "style"}}]},
         },
     )
-    assert (
-        apply_overrides(NGINX, cluster("m1"), [], [policy]).manifest["metadata"]["labels"]["old"] == "style"
-    )
+    assert apply_overrides(NGINX, cluster("m1"), [], [policy]).manifest["metadata"]["labels"]["old"] == "style"
     assert "old" not in apply_overrides(NGINX, cluster("m2"), [], [policy]).manifest["metadata"]["labels"]
 
 
@@ -174,11 +172,7 @@ def test_failures_name_policy_rule_overrider_and_path() -> None:
         {
             "overrideRules": [
                 labels_rule({"fine": "yes"}),
-                {
-                    "overriders": {
-                        "plaintext": [{"path": "/spec/missing/field", "operator": "replace", "value": 1}]
-                    }
-                },
+                {"overriders": {"plaintext": [{"path": "/spec/missing/field", "operator": "replace", "value": 1}]}},
             ]
         },
     )

@@ -194,9 +194,7 @@ def test_field_overrider_yaml_and_json() -> None:
     assert result["data"]["app.yaml"] == "server:\n  hosts:\n  - a\n  - b\n  port: 8080\n"
     assert result["data"]["app.json"] == '{"a":{"x":"\\u003cy\\u003e"},"c":[1]}'
     with pytest.raises(OverriderError, match="is not string"):
-        apply_field(
-            {"spec": {"replicas": 1}}, FieldOverrider.from_dict({"fieldPath": "/spec/replicas", "json": []})
-        )
+        apply_field({"spec": {"replicas": 1}}, FieldOverrider.from_dict({"fieldPath": "/spec/replicas", "json": []}))
     with pytest.raises(OverriderError, match="does not exist"):
         apply_field(manifest, FieldOverrider.from_dict({"fieldPath": "/data/none", "yaml": []}))
 
@@ -217,9 +215,7 @@ def test_plaintext() -> None:
     result = apply_plaintext(manifest, ops)
     assert result["spec"]["replicas"] == 3 and result["metadata"]["name"] == "renamed"
     assert result["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m"}}
-    with pytest.raises(
-        OverriderError, match="replace operation does not apply: doc is missing key /spec/paused"
-    ):
+    with pytest.raises(OverriderError, match="replace operation does not apply: doc is missing key /spec/paused"):
         apply_plaintext(
             manifest,
             [PlaintextOverrider.from_dict({"path": "/spec/paused", "operator": "replace", "value": True})],

@@ -22,9 +22,7 @@ DYNAMIC = {
         "weightPreference": {"dynamicWeight": "AvailableReplicas"},
     }
 }
-AGGREGATED = {
-    "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
-}
+AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
 
 
 def static(weights: dict[str, int] | list[tuple[list[str], int]]) -> dict[str, Any]:
@@ -35,8 +33,7 @@ def static(weights: dict[str, int] | list[tuple[list[str], int]]) -> dict[str, A
             "replicaDivisionPreference": "Weighted",
             "weightPreference": {
                 "staticWeightList": [
-                    {"targetCluster": {"clusterNames": [n] if isinstance(n, str) else n}, "weight": w}
-                    for n, w in rules
+                    {"targetCluster": {"clusterNames": [n] if isinstance(n, str) else n}, "weight": w} for n, w in rules
                 ]
             },
         }
@@ -205,7 +202,5 @@ def test_job_completions_follow_parallelism() -> None:
     targets = [TargetCluster(name=M1, replicas=2), TargetCluster(name=M2, replicas=4)]
     assert job_completions(12, spec, targets) == {M1: 4, M2: 8}
     assert job_completions(None, spec, targets) is None
-    duplicated = binding_spec(
-        replicas=6, placement={"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
-    )
+    duplicated = binding_spec(replicas=6, placement={"replicaScheduling": {"replicaSchedulingType": "Duplicated"}})
     assert job_completions(12, duplicated, targets) is None

@@ -80,17 +80,13 @@ def test_toleration_admits_tainted_cluster_and_prefer_no_schedule_is_ignored() -
         cluster("special", taints=[{"key": "dedicated", "value": "special-user", "effect": "NoSchedule"}]),
         cluster("soft", taints=[{"key": "x", "effect": "PreferNoSchedule"}]),
     ]
-    placement = {
-        "clusterTolerations": [{"key": "dedicated", "value": "special-user", "effect": "NoSchedule"}]
-    }
+    placement = {"clusterTolerations": [{"key": "dedicated", "value": "special-user", "effect": "NoSchedule"}]}
     result = schedule(binding_spec(kind="ConfigMap", api_version="v1", placement=placement), None, clusters)
     assert set(names(result)) == {"special", "soft"}
 
 
 def test_already_scheduled_clusters_skip_taint_and_api_checks() -> None:
-    tainted = cluster(
-        "m1", taints=[{"key": "cluster.karmada.io/unreachable", "effect": "NoSchedule"}], apis={}
-    )
+    tainted = cluster("m1", taints=[{"key": "cluster.karmada.io/unreachable", "effect": "NoSchedule"}], apis={})
     spec = binding_spec(kind="ConfigMap", api_version="v1", clusters={"m1": 0})
     assert set(names(schedule(spec, None, [tainted]))) == {"m1"}
 
@@ -99,9 +95,7 @@ def test_evicted_cluster_is_excluded() -> None:
     spec = binding_spec(
         kind="ConfigMap",
         api_version="v1",
-        gracefulEvictionTasks=[
-            {"fromCluster": "a", "reason": "TaintUntolerated", "producer": "TaintManager"}
-        ],
+        gracefulEvictionTasks=[{"fromCluster": "a", "reason": "TaintUntolerated", "producer": "TaintManager"}],
     )
     result = schedule(spec, None, [cluster("a"), cluster("b")])
     assert set(names(result)) == {"b"}
@@ -125,9 +119,7 @@ def test_spread_field_filter() -> None:
 
 
 def test_not_enough_capacity_is_unschedulable() -> None:
-    placement = {
-        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
-    }
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     clusters = [cluster("a", allocatable={"pods": 2}), cluster("b", allocatable={"pods": 3})]
     with pytest.raises(ScheduleFailure) as caught:
         schedule(binding_spec(replicas=10, placement=placement, requests={}), None, clusters)
@@ -135,9 +127,7 @@ def test_not_enough_capacity_is_unschedulable() -> None:
 
 
 def test_cluster_without_resource_summary_has_no_capacity() -> None:
-    placement = {
-        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
-    }
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     clusters = [cluster("a"), cluster("b", allocatable={"pods": 5})]
     result = schedule(binding_spec(replicas=4, placement=placement, requests={}), None, clusters)
     assert names(result) == {"b": 4}
@@ -209,9 +199,7 @@ def test_overflow_tiers_fill_in_order() -> None:
 
 def test_empty_workload_propagation_keeps_selected_clusters_with_zero() -> None:
     clusters = [cluster(n, allocatable={"pods": 10}) for n in ("a", "b", "c")]
-    placement = {
-        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
-    }
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
     spec = binding_spec(replicas=1, placement=placement, requests={})
     assert names(schedule(spec, None, clusters)) == {"a": 1}
     assert names(schedule(spec, None, clusters, enable_empty_workload_propagation=True)) == {
@@ -242,18 +230,14 @@ def _with_summary(
         (({"pods": 110, "memory": "1Gi"}, None, None), {"memory": "300Mi", "cpu": "0"}, 3),
     ],
 )
-def test_general_estimator(
-    summary: tuple[Any, Any, Any], requests: dict[str, Any] | None, expected: int
-) -> None:
+def test_general_estimator(summary: tuple[Any, Any, Any], requests: dict[str, Any] | None, expected: int) -> None:
     reqs = ReplicaRequirements.from_dict({"resourceRequest": requests}) if requests is not None else None
     assert max_available_replicas(_with_summary(*summary), reqs) == expected
 
 
 def test_decisions_explain_scores_and_capacity() -> None:
     clusters = [cluster("a", allocatable={"pods": 10}), cluster("b", allocatable={"pods": 20})]
-    placement = {
-        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
-    }
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     spec = binding_spec(replicas=5, placement=placement, requests={}, clusters={"a": 5})
     result = schedule(spec, None, clusters)
     assert names(result) == {"a": 5}

@@ -90,9 +90,7 @@ def test_select_by_region_takes_best_cluster_of_each_region_then_fills() -> None
         {"spreadByField": "region", "minGroups": 2, "maxGroups": 2},
         {"spreadByField": "cluster", "minGroups": 2, "maxGroups": 3},
     ]
-    chosen = select_best_clusters(
-        placement(spread, None), binding_spec(replicas=10), details(CLUSTERS, regions)
-    )
+    chosen = select_best_clusters(placement(spread, None), binding_spec(replicas=10), details(CLUSTERS, regions))
     names = [c.name for c in chosen]
     assert len(names) == 3
     # two regions, one best cluster from each, then the best remaining cluster of those regions

@@ -57,19 +57,11 @@ MEMBER = cluster("member1", labels={"env": "prod"}, provider="aws", region="cn-e
         ({"labelSelector": {"matchLabels": {"env": "prod"}}}, True),
         ({"labelSelector": {"matchLabels": {"env": "prod"}}, "clusterNames": ["member2"]}, False),
         (
-            {
-                "fieldSelector": {
-                    "matchExpressions": [{"key": "provider", "operator": "In", "values": ["aws"]}]
-                }
-            },
+            {"fieldSelector": {"matchExpressions": [{"key": "provider", "operator": "In", "values": ["aws"]}]}},
             True,
         ),
         (
-            {
-                "fieldSelector": {
-                    "matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["us"]}]
-                }
-            },
+            {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["us"]}]}},
             True,
         ),
         (
@@ -84,11 +76,7 @@ MEMBER = cluster("member1", labels={"env": "prod"}, provider="aws", region="cn-e
             False,
         ),
         (
-            {
-                "fieldSelector": {
-                    "matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2", "z9"]}]
-                }
-            },
+            {"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2", "z9"]}]}},
             True,
         ),
         (
@@ -165,9 +153,7 @@ def test_find_untolerated_taint_ignores_other_effects() -> None:
     ]
     found = find_untolerated_taint(taints, [], ("NoSchedule", "NoExecute"))
     assert found is not None and found.key == "hard"
-    assert (
-        find_untolerated_taint(taints, [Toleration(key="hard", operator="Exists")], ("NoSchedule",)) is None
-    )
+    assert find_untolerated_taint(taints, [Toleration(key="hard", operator="Exists")], ("NoSchedule",)) is None
 
 
 DEPLOYMENT = {

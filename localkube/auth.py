@@ -1,0 +1,464 @@
+"""Authentication (client certificates, bearer tokens, bootstrap tokens, anonymous)
+and RBAC authorization, evaluated as kube-apiserver evaluates them."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hmac
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from localkube.store import Store
+
+Obj = dict[str, Any]
+
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+MASTERS = "system:masters"
+ANONYMOUS = "system:anonymous"
+
+_BOOTSTRAP_TOKEN = re.compile(r"\A([a-z0-9]{6})\.([a-z0-9]{16})\Z")
+_BOOTSTRAP_GROUP = re.compile(r"\Asystem:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]\Z")
+
+
+@dataclass
+class Identity:
+    """Who made a request."""
+
+    user: str
+    groups: list[str] = field(default_factory=list)
+    uid: str = ""
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_user_info(self) -> Obj:
+        info: Obj = {"username": self.user, "groups": list(self.groups)}
+        if self.uid:
+            info["uid"] = self.uid
+        if self.extra:
+            info["extra"] = self.extra
+        return info
+
+
+def with_authenticated(user: str, groups: list[str], uid: str = "") -> Identity:
+    all_groups = list(groups)
+    if AUTHENTICATED not in all_groups:
+        all_groups.append(AUTHENTICATED)
+    return Identity(user, all_groups, uid)
+
+
+ANONYMOUS_IDENTITY = Identity(ANONYMOUS, [UNAUTHENTICATED])
+
+
+def _secret_value(secret: Obj, key: str) -> str | None:
+    raw = (secret.get("data") or {}).get(key)
+    if raw is None:
+        return None
+    try:
+        return base64.b64decode(raw).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def bootstrap_token_expired(secret: Obj, now: datetime.datetime | None = None) -> bool:
+    """A token whose ``expiration`` has passed, or cannot be parsed, is expired."""
+    value = _secret_value(secret, "expiration")
+    if value is None:
+        return False
+    try:
+        when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    if when.tzinfo is None:
+        return True
+    return (now or datetime.datetime.now(datetime.UTC)) >= when
+
+
+def authenticate_bootstrap_token(store: Store, token: str) -> Identity | None:
+    """``system:bootstrap:<id>`` for a valid, unexpired, authentication-enabled token."""
+    match = _BOOTSTRAP_TOKEN.match(token)
+    if not match:
+        return None
+    token_id, token_secret = match.groups()
+    secret = store.get("/secrets", "kube-system", f"bootstrap-token-{token_id}")
+    if secret is None or secret["metadata"].get("deletionTimestamp"):
+        return None
+    if secret.get("type") != "bootstrap.kubernetes.io/token":
+        return None
+    if _secret_value(secret, "token-id") != token_id:
+        return None
+    stored = _secret_value(secret, "token-secret") or ""
+    if not hmac.compare_digest(stored.encode(), token_secret.encode()):
+        return None
+    if bootstrap_token_expired(secret):
+        return None
+    if _secret_value(secret, "usage-bootstrap-authentication") != "true":
+        return None
+    groups = {"system:bootstrappers"}
+    extra = _secret_value(secret, "auth-extra-groups") or ""
+    for group in (g.strip() for g in extra.split(",") if g.strip()):
+        if not _BOOTSTRAP_GROUP.match(group):
+            return None
+        groups.add(group)
+    return with_authenticated(f"system:bootstrap:{token_id}", sorted(groups))
+
+
+# ---- RBAC -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a request wants to do."""
+
+    verb: str
+    resource_request: bool
+    group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    path: str = ""
+
+
+def _subject_matches(subject: Obj, identity: Identity, binding_namespace: str) -> bool:
+    kind = subject.get("kind")
+    name = subject.get("name")
+    if kind == "User":
+        return name == identity.user
+    if kind == "Group":
+        return name in identity.groups
+    if kind == "ServiceAccount":
+        namespace = subject.get("namespace") or binding_namespace
+        return identity.user == f"system:serviceaccount:{namespace}:{name}"
+    return False
+
+
+def _rule_allows(rule: Obj, attrs: Attributes) -> bool:
+    verbs = rule.get("verbs") or []
+    if "*" not in verbs and attrs.verb not in verbs:
+        return False
+    if not attrs.resource_request:
+        for url in rule.get("nonResourceURLs") or []:
+            if url in ("*", attrs.path) or (url.endswith("*") and attrs.path.startswith(url[:-1])):
+                return True
+        return False
+    groups = rule.get("apiGroups") or []
+    if "*" not in groups and attrs.group not in groups:
+        return False
+    resources = rule.get("resources") or []
+    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    if not ("*" in resources or combined in resources or (attrs.subresource and f"*/{attrs.subresource}" in resources)):
+        return False
+    names = rule.get("resourceNames") or []
+    return not names or (bool(attrs.name) and attrs.name in names)
+
+
+class Authorizer:
+    """RBAC over the stored roles and bindings; ``system:masters`` may do anything."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def rules_for(self, identity: Identity, namespace: str) -> list[tuple[Obj, bool]]:
+        """``(rule, cluster_wide)`` pairs that apply to ``identity`` in ``namespace``."""
+        found: list[tuple[Obj, bool]] = []
+        for binding in self.store.items("rbac.authorization.k8s.io/clusterrolebindings"):
+            if any(_subject_matches(s, identity, "") for s in binding.get("subjects") or []):
+                role = self.store.get("rbac.authorization.k8s.io/clusterroles", "", binding["roleRef"]["name"])
+                for rule in (role or {}).get("rules") or []:
+                    found.append((rule, True))
+        if namespace:
+            for binding in self.store.items("rbac.authorization.k8s.io/rolebindings", namespace):
+                if not any(_subject_matches(s, identity, namespace) for s in binding.get("subjects") or []):
+                    continue
+                ref = binding.get("roleRef") or {}
+                if ref.get("kind") == "ClusterRole":
+                    role = self.store.get("rbac.authorization.k8s.io/clusterroles", "", ref.get("name", ""))
+                else:
+                    role = self.store.get("rbac.authorization.k8s.io/roles", namespace, ref.get("name", ""))
+                for rule in (role or {}).get("rules") or []:
+                    if rule.get("nonResourceURLs"):
+                        continue
+                    found.append((rule, False))
+        return found
+
+    def allowed(self, identity: Identity, attrs: Attributes) -> bool:
+        if MASTERS in identity.groups:
+            return True
+        for rule, _ in self.rules_for(identity, attrs.namespace if attrs.resource_request else ""):
+            if _rule_allows(rule, attrs):
+                return True
+        return False
+
+
+def forbidden_message(identity: Identity, attrs: Attributes) -> str:
+    """kube-apiserver's 403 text."""
+    if not attrs.resource_request:
+        return f'User "{identity.user}" cannot {attrs.verb} path "{attrs.path}"'
+    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    target = f"{attrs.resource}.{attrs.group}" if attrs.group else attrs.resource
+    if attrs.name:
+        target += f' "{attrs.name}"'
+    where = f' in the namespace "{attrs.namespace}"' if attrs.namespace else " at the cluster scope"
+    return (
+        f'{target} is forbidden: User "{identity.user}" cannot {attrs.verb} resource "{resource}"'
+        f' in API group "{attrs.group}"{where}'
+    )
+
+
+BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+
+
+def _cluster_role(name: str, rules: list[Obj]) -> Obj:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": dict(BOOTSTRAP_LABELS)},
+        "rules": rules,
+    }
+
+
+def _cluster_binding(name: str, role: str, groups: list[str]) -> Obj:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name, "labels": dict(BOOTSTRAP_LABELS)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": g} for g in groups],
+    }
+
+
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+
+
+def default_rbac() -> list[tuple[str, Obj]]:
+    """``(storage key, object)`` of the RBAC objects kube-apiserver seeds at startup."""
+    roles = [
+        _cluster_role(
+            "cluster-admin",
+            [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ],
+        ),
+        _cluster_role(
+            "system:discovery",
+            [
+                {
+                    "nonResourceURLs": [
+                        "/api",
+                        "/api/*",
+                        "/apis",
+                        "/apis/*",
+                        "/healthz",
+                        "/livez",
+                        "/openapi",
+                        "/openapi/*",
+                        "/readyz",
+                        "/version",
+                        "/version/",
+                    ],
+                    "verbs": ["get"],
+                }
+            ],
+        ),
+        _cluster_role(
+            "system:basic-user",
+            [
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                    "verbs": ["create"],
+                },
+                {
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["selfsubjectreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+        ),
+        _cluster_role(
+            "system:public-info-viewer",
+            [
+                {
+                    "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
+                    "verbs": ["get"],
+                }
+            ],
+        ),
+        _cluster_role(
+            "system:auth-delegator",
+            [
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["subjectaccessreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+        ),
+        _cluster_role(
+            "system:node-bootstrapper",
+            [
+                {
+                    "apiGroups": ["certificates.k8s.io"],
+                    "resources": ["certificatesigningrequests"],
+                    "verbs": ["create", "get", "list", "watch"],
+                }
+            ],
+        ),
+        _cluster_role(
+            "view",
+            [
+                {
+                    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "coordination.k8s.io"],
+                    "resources": [
+                        "configmaps",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "pods",
+                        "services",
+                        "serviceaccounts",
+                        "events",
+                        "namespaces",
+                        "deployments",
+                        "replicasets",
+                        "statefulsets",
+                        "daemonsets",
+                        "jobs",
+                        "cronjobs",
+                        "ingresses",
+                        "poddisruptionbudgets",
+                        "leases",
+                        "deployments/scale",
+                        "replicasets/scale",
+                        "statefulsets/scale",
+                        "pods/status",
+                        "services/status",
+                        "deployments/status",
+                        "namespaces/status",
+                    ],
+                    "verbs": _READ,
+                }
+            ],
+        ),
+        _cluster_role(
+            "edit",
+            [
+                {
+                    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy"],
+                    "resources": [
+                        "configmaps",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "pods",
+                        "services",
+                        "serviceaccounts",
+                        "secrets",
+                        "deployments",
+                        "replicasets",
+                        "statefulsets",
+                        "daemonsets",
+                        "jobs",
+                        "cronjobs",
+                        "ingresses",
+                        "poddisruptionbudgets",
+                        "deployments/scale",
+                        "replicasets/scale",
+                        "statefulsets/scale",
+                    ],
+                    "verbs": _READ + _WRITE,
+                },
+                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+            ],
+        ),
+        _cluster_role(
+            "admin",
+            [
+                {
+                    "apiGroups": [
+                        "",
+                        "apps",
+                        "batch",
+                        "networking.k8s.io",
+                        "policy",
+                        "rbac.authorization.k8s.io",
+                        "coordination.k8s.io",
+                    ],
+                    "resources": [
+                        "configmaps",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "pods",
+                        "services",
+                        "serviceaccounts",
+                        "secrets",
+                        "deployments",
+                        "replicasets",
+                        "statefulsets",
+                        "daemonsets",
+                        "jobs",
+                        "cronjobs",
+                        "ingresses",
+                        "poddisruptionbudgets",
+                        "roles",
+                        "rolebindings",
+                        "leases",
+                        "deployments/scale",
+                        "replicasets/scale",
+                        "statefulsets/scale",
+                    ],
+                    "verbs": _READ + _WRITE,
+                },
+                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+            ],
+        ),
+    ]
+    bindings = [
+        _cluster_binding("cluster-admin", "cluster-admin", [MASTERS]),
+        _cluster_binding("system:discovery", "system:discovery", [AUTHENTICATED]),
+        _cluster_binding("system:basic-user", "system:basic-user", [AUTHENTICATED]),
+        _cluster_binding("system:public-info-viewer", "system:public-info-viewer", [AUTHENTICATED, UNAUTHENTICATED]),
+    ]
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {
+            "name": "kubeadm:bootstrap-signer-clusterinfo",
+            "namespace": "kube-public",
+            "labels": dict(BOOTSTRAP_LABELS),
+        },
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["cluster-info"],
+                "verbs": ["get"],
+            }
+        ],
+    }
+    role_binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": "kubeadm:bootstrap-signer-clusterinfo",
+            "namespace": "kube-public",
+            "labels": dict(BOOTSTRAP_LABELS),
+        },
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "kubeadm:bootstrap-signer-clusterinfo",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": ANONYMOUS}],
+    }
+    return (
+        [("rbac.authorization.k8s.io/clusterroles", r) for r in roles]
+        + [("rbac.authorization.k8s.io/clusterrolebindings", b) for b in bindings]
+        + [
+            ("rbac.authorization.k8s.io/roles", role),
+            ("rbac.authorization.k8s.io/rolebindings", role_binding),
+        ]
+    )

@@ -1,0 +1,385 @@
+"""What kube-controller-manager would do, driven by storage events.
+
+One task consumes every change (``Store.subscribe_all``) and keeps an index
+from owner uid to dependents, so each controller only touches the objects a
+change concerns: garbage collection (background, foreground, orphan),
+namespace termination, CRD instance cleanup, the default ServiceAccount and
+``kube-root-ca.crt`` of each namespace, the client-certificate signer for
+approved CSRs, the bootstrap signer (``cluster-info`` JWS signatures) and the
+bootstrap token cleaner (on a timer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import hashlib
+import hmac
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from localkube.api import WriteOptions
+from localkube.auth import bootstrap_token_expired
+from localkube.csr import sign_client_csr
+from localkube.errors import APIError
+from localkube.kinds import Context
+from localkube.store import Event
+
+if TYPE_CHECKING:
+    from localkube.resources import ResourceType
+    from localkube.server import LocalKube
+
+log = logging.getLogger("localkube.controllers")
+
+Obj = dict[str, Any]
+Ref = tuple[str, str, str]  # (storage, namespace, name)
+
+SYSTEM = Context(user="system:kube-controller-manager", groups=["system:masters"])
+TOKEN_CLEAN_INTERVAL = 5.0
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as"
+    " the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of"
+    " Kubernetes clusters."
+)
+
+
+def jws_signature(content: str, token_id: str, token_secret: str) -> str:
+    """Detached JWS (HS256) exactly as Kubernetes' bootstrap signer writes it."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    header = b64(json.dumps({"alg": "HS256", "kid": token_id}, separators=(",", ":")).encode())
+    payload = b64(content.encode())
+    signature = b64(hmac.new(token_secret.encode(), f"{header}.{payload}".encode(), hashlib.sha256).digest())
+    return f"{header}..{signature}"
+
+
+def _secret(secret: Obj, key: str) -> str:
+    raw = (secret.get("data") or {}).get(key)
+    if raw is None:
+        return ""
+    try:
+        return base64.b64decode(raw).decode()
+    except ValueError:
+        return ""
+
+
+class Controllers:
+    """The built-in controllers of one localkube."""
+
+    def __init__(self, server: LocalKube) -> None:
+        self.server = server
+        self.store = server.store
+        self.queue = self.store.subscribe_all()
+        # owner uid -> dependents
+        self.dependents: dict[str, set[Ref]] = {}
+        self._woken = asyncio.Event()
+
+    def wake(self) -> None:
+        self._woken.set()
+
+    # -- plumbing -------------------------------------------------------------
+    def _rt(self, storage: str) -> ResourceType | None:
+        return self.server.registry.storage_types().get(storage)
+
+    def _index(self, storage: str, obj: Obj, old: Obj | None, removed: bool) -> None:
+        ref = (storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        if old is not None:
+            for owner in old["metadata"].get("ownerReferences") or []:
+                self.dependents.get(owner.get("uid", ""), set()).discard(ref)
+        if not removed:
+            for owner in obj["metadata"].get("ownerReferences") or []:
+                self.dependents.setdefault(owner.get("uid", ""), set()).add(ref)
+
+    def _build_index(self) -> None:
+        for storage, obj in self.store.all_objects():
+            self._index(storage, obj, None, False)
+
+    def _delete(self, storage: str, namespace: str, name: str, policy: str = "Background") -> None:
+        rt = self._rt(storage)
+        if rt is None:
+            return
+        with contextlib.suppress(APIError):
+            self.server.api.delete(rt, namespace, name, {"propagationPolicy": policy}, False)
+
+    def _update(self, storage: str, obj: Obj, subresource: str = "") -> None:
+        rt = self._rt(storage)
+        if rt is None:
+            return
+        meta = obj["metadata"]
+        with contextlib.suppress(APIError):
+            self.server.api.update(
+                rt, meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions()
+            )
+
+    def _remove_finalizer(self, storage: str, obj: Obj, finalizer: str) -> None:
+        current = self.store.get(storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        if current is None or finalizer not in (current["metadata"].get("finalizers") or []):
+            return
+        updated = copy.deepcopy(current)
+        updated["metadata"]["finalizers"] = [f for f in updated["metadata"]["finalizers"] if f != finalizer]
+        self._update(storage, updated)
+
+    # -- main loop -------------------------------------------------------------
+    async def run(self) -> None:
+        self._build_index()
+        for storage, obj in list(self.store.all_objects()):
+            self._react(storage, Event(int(obj["metadata"].get("resourceVersion", 0)), "ADDED", obj))
+        self._sign_cluster_info()
+        cleaner = asyncio.create_task(self._token_cleaner())
+        try:
+            while True:
+                storage, event = await self.queue.get()
+                try:
+                    self._index(storage, event.obj, event.old, event.type == "DELETED")
+                    self._react(storage, event)
+                except Exception:  # a controller bug must not stop the others
+                    log.exception("controller failed on %s %s", storage, event.obj["metadata"].get("name"))
+        finally:
+            cleaner.cancel()
+
+    async def _token_cleaner(self) -> None:
+        while True:
+            await asyncio.sleep(TOKEN_CLEAN_INTERVAL)
+            for secret in self.store.items("/secrets", "kube-system"):
+                if secret.get("type") == "bootstrap.kubernetes.io/token" and bootstrap_token_expired(secret):
+                    self._delete("/secrets", "kube-system", secret["metadata"]["name"])
+
+    def _react(self, storage: str, event: Event) -> None:
+        obj = event.obj
+        meta = obj["metadata"]
+        if event.type == "DELETED":
+            self._owner_gone(meta.get("uid", ""))
+            if meta.get("namespace"):
+                self._namespace_progress(meta["namespace"])
+            if storage == "/secrets":
+                self._sign_cluster_info()
+            return
+        if meta.get("deletionTimestamp"):
+            finalizers = meta.get("finalizers") or []
+            if "foregroundDeletion" in finalizers:
+                self._foreground(storage, obj)
+            if "orphan" in finalizers:
+                self._orphan(storage, obj)
+            if storage == "/namespaces":
+                self._terminate_namespace(obj)
+            if storage == "apiextensions.k8s.io/customresourcedefinitions":
+                self._cleanup_crd(obj)
+        if meta.get("ownerReferences"):
+            self._check_owners(storage, obj)
+        if storage == "/namespaces" and event.type == "ADDED" and not meta.get("deletionTimestamp"):
+            self._namespace_defaults(meta["name"])
+        if storage == "certificates.k8s.io/certificatesigningrequests":
+            status = sign_client_csr(obj, self.server.ca)
+            if status is not None:
+                updated = copy.deepcopy(obj)
+                updated["status"] = status
+                self._update(storage, updated, "status")
+        if storage == "/secrets" and obj.get("type") == "bootstrap.kubernetes.io/token":
+            self._sign_cluster_info()
+        if storage == "/configmaps" and meta.get("namespace") == "kube-public" and meta["name"] == "cluster-info":
+            self._sign_cluster_info()
+
+    # -- garbage collector ------------------------------------------------------
+    def _owner_alive(self, owner: Obj, namespace: str) -> bool:
+        rt = self.server.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
+        if rt is None:
+            return False
+        found = self.store.get(rt.storage_key, namespace if rt.namespaced else "", owner.get("name", ""))
+        return found is not None and found["metadata"].get("uid") == owner.get("uid")
+
+    def _check_owners(self, storage: str, obj: Obj) -> None:
+        """Delete a dependent whose owners are all gone; drop dangling references otherwise."""
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp"):
+            return
+        owners = meta.get("ownerReferences") or []
+        alive = [o for o in owners if self._owner_alive(o, meta.get("namespace", ""))]
+        if len(alive) == len(owners):
+            return
+        if not alive:
+            self._delete(storage, meta.get("namespace", ""), meta["name"], "Background")
+        else:
+            updated = copy.deepcopy(obj)
+            updated["metadata"]["ownerReferences"] = alive
+            self._update(storage, updated)
+
+    def _owner_gone(self, uid: str) -> None:
+        for storage, namespace, name in sorted(self.dependents.pop(uid, set())):
+            current = self.store.get(storage, namespace, name)
+            if current is not None:
+                self._check_owners(storage, current)
+
+    def _foreground(self, storage: str, obj: Obj) -> None:
+        uid = obj["metadata"].get("uid", "")
+        blocking = False
+        for dep_storage, namespace, name in sorted(self.dependents.get(uid, set())):
+            dependent = self.store.get(dep_storage, namespace, name)
+            if dependent is None:
+                continue
+            refs = [r for r in dependent["metadata"].get("ownerReferences") or [] if r.get("uid") == uid]
+            if any(r.get("blockOwnerDeletion") for r in refs):
+                blocking = True
+            if not dependent["metadata"].get("deletionTimestamp"):
+                self._delete(dep_storage, namespace, name, "Foreground")
+        if not blocking:
+            self._remove_finalizer(storage, obj, "foregroundDeletion")
+
+    def _orphan(self, storage: str, obj: Obj) -> None:
+        uid = obj["metadata"].get("uid", "")
+        for dep_storage, namespace, name in sorted(self.dependents.pop(uid, set())):
+            dependent = self.store.get(dep_storage, namespace, name)
+            if dependent is None:
+                continue
+            updated = copy.deepcopy(dependent)
+            refs = [r for r in updated["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            if refs:
+                updated["metadata"]["ownerReferences"] = refs
+            else:
+                updated["metadata"].pop("ownerReferences", None)
+            self._update(dep_storage, updated)
+        self._remove_finalizer(storage, obj, "orphan")
+
+    # -- namespaces ---------------------------------------------------------------
+    def _namespace_defaults(self, namespace: str) -> None:
+        sa = self.server.registry.by_kind("v1", "ServiceAccount")
+        cm = self.server.registry.by_kind("v1", "ConfigMap")
+        assert sa is not None and cm is not None
+        with contextlib.suppress(APIError):
+            if self.store.get("/serviceaccounts", namespace, "default") is None:
+                self.server.api.create(sa, namespace, {"metadata": {"name": "default"}}, SYSTEM, WriteOptions())
+            if self.store.get("/configmaps", namespace, "kube-root-ca.crt") is None:
+                self.server.api.create(
+                    cm,
+                    namespace,
+                    {
+                        "metadata": {
+                            "name": "kube-root-ca.crt",
+                            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+                        },
+                        "data": {"ca.crt": self.server.ca_pem().decode()},
+                    },
+                    SYSTEM,
+                    WriteOptions(),
+                )
+
+    def _terminate_namespace(self, namespace_obj: Obj) -> None:
+        name = namespace_obj["metadata"]["name"]
+        for storage, obj in list(self.store.namespaced_objects(name)):
+            if not obj["metadata"].get("deletionTimestamp"):
+                self._delete(storage, name, obj["metadata"]["name"], "Background")
+        self._namespace_progress(name)
+
+    def _namespace_progress(self, name: str) -> None:
+        namespace = self.store.get("/namespaces", "", name)
+        if namespace is None or not namespace["metadata"].get("deletionTimestamp"):
+            return
+        remaining = list(self.store.namespaced_objects(name))
+        status = copy.deepcopy(namespace.get("status") or {})
+        conditions = []
+        for kind in (
+            "NamespaceDeletionDiscoveryFailure",
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "NamespaceDeletionContentFailure",
+        ):
+            conditions.append(
+                {
+                    "type": kind,
+                    "status": "False",
+                    "reason": "ResourcesDiscovered"
+                    if "Discovery" in kind
+                    else "ParsedGroupVersions"
+                    if "Parsing" in kind
+                    else "ContentDeleted",
+                    "message": "All resources successfully discovered"
+                    if "Discovery" in kind
+                    else "All legacy kube types successfully parsed"
+                    if "Parsing" in kind
+                    else "All content successfully deleted, may be waiting on finalization",
+                }
+            )
+        with_finalizers = [o for _, o in remaining if o["metadata"].get("finalizers")]
+        conditions.append(
+            {
+                "type": "NamespaceContentRemaining",
+                "status": "True" if remaining else "False",
+                "reason": "SomeResourcesRemain" if remaining else "ContentRemoved",
+                "message": f"Some resources are remaining: {len(remaining)} objects"
+                if remaining
+                else "All content successfully removed",
+            }
+        )
+        conditions.append(
+            {
+                "type": "NamespaceFinalizersRemaining",
+                "status": "True" if with_finalizers else "False",
+                "reason": "SomeFinalizersRemain" if with_finalizers else "ContentHasNoFinalizers",
+                "message": "Some content in the namespace has finalizers remaining"
+                if with_finalizers
+                else "All content-preserving finalizers finished",
+            }
+        )
+        status["conditions"] = conditions
+        status["phase"] = "Terminating"
+        if remaining:
+            if status != namespace.get("status"):
+                updated = copy.deepcopy(namespace)
+                updated["status"] = status
+                self._update("/namespaces", updated, "status")
+            return
+        current = self.store.get("/namespaces", "", name)
+        if current is None:
+            return
+        finalize = copy.deepcopy(current)
+        finalize["spec"]["finalizers"] = []
+        self._update("/namespaces", finalize, "finalize")
+        after = self.store.get("/namespaces", "", name)
+        if (
+            after is not None
+            and not after["metadata"].get("finalizers")
+            and not (after.get("spec") or {}).get("finalizers")
+        ):
+            self.store.delete("/namespaces", "", name)
+
+    # -- CRDs ---------------------------------------------------------------------
+    def _cleanup_crd(self, crd: Obj) -> None:
+        spec = crd["spec"]
+        storage = f"{spec['group']}/{spec['names']['plural']}"
+        remaining = self.store.items(storage)
+        for obj in remaining:
+            if not obj["metadata"].get("deletionTimestamp"):
+                self._delete(storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        if not self.store.items(storage):
+            self._remove_finalizer(
+                "apiextensions.k8s.io/customresourcedefinitions",
+                crd,
+                "customresourcecleanup.apiextensions.k8s.io",
+            )
+
+    # -- bootstrap signer -------------------------------------------------------------
+    def _sign_cluster_info(self) -> None:
+        info = self.store.get("/configmaps", "kube-public", "cluster-info")
+        if info is None:
+            return
+        data = dict(info.get("data") or {})
+        content = data.get("kubeconfig", "")
+        wanted = {k: v for k, v in data.items() if not k.startswith("jws-kubeconfig-")}
+        for secret in self.store.items("/secrets", "kube-system"):
+            if secret.get("type") != "bootstrap.kubernetes.io/token" or secret["metadata"].get("deletionTimestamp"):
+                continue
+            name = secret["metadata"]["name"]
+            token_id = _secret(secret, "token-id")
+            token_secret = _secret(secret, "token-secret")
+            if name != f"bootstrap-token-{token_id}" or not token_secret or bootstrap_token_expired(secret):
+                continue
+            if _secret(secret, "usage-bootstrap-signing") != "true":
+                continue
+            wanted[f"jws-kubeconfig-{token_id}"] = jws_signature(content, token_id, token_secret)
+        if wanted != data:
+            updated = copy.deepcopy(info)
+            updated["data"] = wanted
+            self._update("/configmaps", updated)

@@ -1,0 +1,232 @@
+"""CertificateSigningRequests: create-time checks, the approval and status rules,
+and the ``kubernetes.io/kube-apiserver-client`` signer of kube-controller-manager."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import datetime
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from localkube.errors import Cause, field_forbidden, field_invalid, field_required, field_unsupported, invalid
+from localkube.kinds import Context, Strategy, register
+from localkube.meta import now_time
+from localkube.pki import CertificateAuthority
+
+Obj = dict[str, Any]
+
+USAGES = [
+    "signing",
+    "digital signature",
+    "content commitment",
+    "key encipherment",
+    "key agreement",
+    "data encipherment",
+    "cert sign",
+    "crl sign",
+    "encipher only",
+    "decipher only",
+    "any",
+    "server auth",
+    "client auth",
+    "code signing",
+    "email protection",
+    "s/mime",
+    "ipsec end system",
+    "ipsec tunnel",
+    "ipsec user",
+    "timestamping",
+    "ocsp signing",
+    "microsoft sgc",
+    "netscape sgc",
+]
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+CLIENT_USAGES = {"digital signature", "key encipherment", "client auth"}
+
+
+def parse_request(spec: Obj) -> x509.CertificateSigningRequest:
+    """The PKCS#10 request in ``spec.request`` (base64 of PEM); ValueError when invalid."""
+    pem = base64.b64decode(str(spec.get("request", "")), validate=True)
+    request = x509.load_pem_x509_csr(pem)
+    if not request.is_signature_valid:
+        raise ValueError("the request's signature is invalid")
+    return request
+
+
+class CSRStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        spec = obj.setdefault("spec", {})
+        spec["username"] = context.user
+        spec["groups"] = list(context.groups)
+        if context.uid:
+            spec["uid"] = context.uid
+        else:
+            spec.pop("uid", None)
+        if context.extra:
+            spec["extra"] = context.extra
+        else:
+            spec.pop("extra", None)
+        obj["status"] = {}
+
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        obj["spec"] = copy.deepcopy(old.get("spec", {}))
+        if "status" in old:
+            obj["status"] = copy.deepcopy(old["status"])
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        causes: list[Cause] = []
+        try:
+            parse_request(spec)
+        except (ValueError, TypeError):
+            causes.append(field_invalid("spec.request", "[]byte", "PEM block type must be CERTIFICATE REQUEST"))
+        signer = spec.get("signerName")
+        if not signer:
+            causes.append(field_required("spec.signerName"))
+        elif signer == "kubernetes.io/legacy-unknown":
+            causes.append(
+                field_invalid("spec.signerName", signer, "the legacy signerName is not allowed via this API version")
+            )
+        usages = spec.get("usages") or []
+        if not usages:
+            causes.append(field_required("spec.usages"))
+        for index, usage in enumerate(usages):
+            if usage not in USAGES:
+                causes.append(field_unsupported(f"spec.usages[{index}]", usage, USAGES))
+        if len(set(usages)) != len(usages):
+            causes.append(field_invalid("spec.usages", usages, "duplicate usages"))
+        expiration = spec.get("expirationSeconds")
+        if expiration is not None and (not isinstance(expiration, int) or expiration < 600):
+            causes.append(
+                field_invalid(
+                    "spec.expirationSeconds",
+                    expiration,
+                    "may not specify a duration less than 600 seconds (10 minutes)",
+                )
+            )
+        return causes
+
+    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
+        return []
+
+
+register("CertificateSigningRequest", CSRStrategy())
+
+
+def _conditions(obj: Obj) -> list[Obj]:
+    return list((obj.get("status") or {}).get("conditions") or [])
+
+
+def approval_update(obj: Obj, old: Obj, context: Context) -> Obj:
+    """``/approval``: only conditions change; Approved/Denied are final and exclusive."""
+    new = copy.deepcopy(old)
+    conditions = _conditions(obj)
+    previous = {c.get("type"): c for c in _conditions(old)}
+    name = old["metadata"]["name"]
+    causes: list[Cause] = []
+    kinds = [c.get("type") for c in conditions]
+    if "Approved" in kinds and "Denied" in kinds:
+        causes.append(
+            field_invalid("status.conditions", "Approved", "Approved and Denied conditions are mutually exclusive")
+        )
+    for kind in ("Approved", "Denied"):
+        if kinds.count(kind) > 1:
+            causes.append(field_invalid("status.conditions", kind, f"{kind} condition may only appear once"))
+        if kind in previous and kind not in kinds:
+            causes.append(field_forbidden("status.conditions", f"updates may not remove a condition of type {kind!r}"))
+    now = now_time()
+    for condition in conditions:
+        if condition.get("type") in ("Approved", "Denied") and condition.get("status") != "True":
+            causes.append(field_unsupported("status.conditions[].status", condition.get("status"), ["True"]))
+        condition.setdefault("lastUpdateTime", now)
+        condition.setdefault("lastTransitionTime", now)
+        earlier = previous.get(condition.get("type"))
+        if (
+            earlier is not None
+            and earlier.get("type") in ("Approved", "Denied")
+            and {k: v for k, v in earlier.items() if k not in ("lastUpdateTime", "lastTransitionTime")}
+            != {k: v for k, v in condition.items() if k not in ("lastUpdateTime", "lastTransitionTime")}
+        ):
+            causes.append(
+                field_forbidden(
+                    "status.conditions", f"updates may not modify a condition of type {condition['type']!r}"
+                )
+            )
+    if causes:
+        raise invalid("CertificateSigningRequest", "certificates.k8s.io", name, causes)
+    new.setdefault("status", {})["conditions"] = conditions
+    new["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion")
+    return new
+
+
+def status_update(new: Obj, old: Obj) -> Obj:
+    """``/status``: the certificate may be set once; Approved/Denied may not change."""
+    old_status = old.get("status") or {}
+    new_status = new.setdefault("status", {})
+    name = old["metadata"]["name"]
+    if old_status.get("certificate") and new_status.get("certificate") != old_status["certificate"]:
+        raise invalid(
+            "CertificateSigningRequest",
+            "certificates.k8s.io",
+            name,
+            [field_forbidden("status.certificate", "updates may not modify existing certificate content")],
+        )
+    kept = [c for c in _conditions(old) if c.get("type") in ("Approved", "Denied")]
+    others = [c for c in new_status.get("conditions") or [] if c.get("type") not in ("Approved", "Denied")]
+    new_status["conditions"] = kept + others
+    return new
+
+
+def _has(obj: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in _conditions(obj))
+
+
+def sign_client_csr(obj: Obj, ca: CertificateAuthority) -> Obj | None:
+    """The CSR's new status if the built-in client signer acts on it, else None."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    if spec.get("signerName") != CLIENT_SIGNER or status.get("certificate"):
+        return None
+    if not _has(obj, "Approved") or _has(obj, "Denied") or _has(obj, "Failed"):
+        return None
+    usages = set(spec.get("usages") or [])
+    now = now_time()
+    problem = None
+    if "client auth" not in usages:
+        problem = "missing required usage for client certificate: client auth"
+    else:
+        extra = sorted(usages - CLIENT_USAGES)
+        if extra:
+            problem = f"invalid usage for client certificate: {extra[0]}"
+    new_status = copy.deepcopy(status)
+    if problem:
+        new_status.setdefault("conditions", []).append(
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "SignerValidationFailure",
+                "message": problem,
+                "lastUpdateTime": now,
+                "lastTransitionTime": now,
+            }
+        )
+        return new_status
+    request = parse_request(spec)
+    lifetime = datetime.timedelta(hours=8760)
+    expiration = spec.get("expirationSeconds")
+    if isinstance(expiration, int):
+        lifetime = min(lifetime, datetime.timedelta(seconds=max(expiration, 600)))
+    sans: list[x509.GeneralName] = []
+    with contextlib.suppress(x509.ExtensionNotFound):
+        sans = list(request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value)
+    cert = ca.issue(request.public_key(), request.subject, client=True, lifetime=lifetime, extra_sans=sans)
+    new_status["certificate"] = base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
+    return new_status
+
+
+__all__ = ["CLIENT_SIGNER", "ExtendedKeyUsageOID", "approval_update", "sign_client_csr", "status_update"]

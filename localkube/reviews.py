@@ -1,0 +1,136 @@
+"""The review APIs: access reviews (self, local, subject), rules reviews, token and self-subject reviews."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from localkube.auth import Attributes, Identity, authenticate_bootstrap_token, with_authenticated
+from localkube.errors import Cause, bad_request, invalid
+from localkube.resources import ResourceType
+
+if TYPE_CHECKING:
+    from localkube.server import LocalKube
+
+Obj = dict[str, Any]
+
+
+def _attributes(spec: Obj, kind: str) -> Attributes:
+    resource = spec.get("resourceAttributes")
+    non_resource = spec.get("nonResourceAttributes")
+    if bool(resource) == bool(non_resource):
+        raise invalid(
+            kind,
+            "authorization.k8s.io",
+            "",
+            [
+                Cause(
+                    "FieldValueRequired",
+                    "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                    "spec.resourceAttributes",
+                )
+            ],
+        )
+    if resource:
+        return Attributes(
+            verb=resource.get("verb", ""),
+            resource_request=True,
+            group=resource.get("group", ""),
+            resource=resource.get("resource", ""),
+            subresource=resource.get("subresource", ""),
+            namespace=resource.get("namespace", ""),
+            name=resource.get("name", ""),
+        )
+    assert non_resource is not None
+    return Attributes(verb=non_resource.get("verb", ""), resource_request=False, path=non_resource.get("path", ""))
+
+
+def _decision(server: LocalKube, identity: Identity, attrs: Attributes) -> Obj:
+    allowed = server.authorizer.allowed(identity, attrs)
+    status: Obj = {"allowed": allowed}
+    if allowed:
+        status["reason"] = "RBAC: allowed"
+    return status
+
+
+def _rules(server: LocalKube, identity: Identity, namespace: str) -> Obj:
+    from localkube.auth import MASTERS
+
+    if MASTERS in identity.groups:
+        return {
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": False,
+        }
+    resource_rules, non_resource_rules = [], []
+    for rule, _ in server.authorizer.rules_for(identity, namespace):
+        if rule.get("nonResourceURLs"):
+            non_resource_rules.append({"verbs": rule.get("verbs", []), "nonResourceURLs": rule["nonResourceURLs"]})
+        else:
+            entry = {k: rule[k] for k in ("verbs", "apiGroups", "resources", "resourceNames") if rule.get(k)}
+            resource_rules.append(entry)
+    return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+
+
+def review(server: LocalKube, rt: ResourceType, namespace: str, body: Obj, identity: Identity) -> Obj:
+    """Evaluate one review object; returns it with ``status`` filled."""
+    spec: Obj = body.get("spec") or {}
+    result: Obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": {"creationTimestamp": None}, "spec": spec}
+    if rt.kind == "SelfSubjectAccessReview":
+        result["status"] = _decision(server, identity, _attributes(spec, rt.kind))
+    elif rt.kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
+        if not spec.get("user") and not spec.get("groups"):
+            raise invalid(
+                rt.kind,
+                "authorization.k8s.io",
+                "",
+                [
+                    Cause(
+                        "FieldValueRequired",
+                        "Required value: at least one of user or group must be specified",
+                        "spec.user",
+                    )
+                ],
+            )
+        attrs = _attributes(spec, rt.kind)
+        if rt.kind == "LocalSubjectAccessReview":
+            resource = spec.get("resourceAttributes") or {}
+            if resource.get("namespace") != namespace:
+                raise invalid(
+                    rt.kind,
+                    "authorization.k8s.io",
+                    "",
+                    [
+                        Cause(
+                            "FieldValueInvalid",
+                            "Invalid value: spec.resourceAttributes.namespace must match metadata.namespace",
+                            "spec.resourceAttributes.namespace",
+                        )
+                    ],
+                )
+            result["metadata"]["namespace"] = namespace
+        subject = Identity(
+            spec.get("user", ""), list(spec.get("groups") or []), spec.get("uid", ""), spec.get("extra") or {}
+        )
+        result["status"] = _decision(server, subject, attrs)
+    elif rt.kind == "SelfSubjectRulesReview":
+        result["status"] = _rules(server, identity, spec.get("namespace", ""))
+    elif rt.kind == "SelfSubjectReview":
+        result["status"] = {"userInfo": identity.to_user_info()}
+        result.pop("spec", None)
+    elif rt.kind == "TokenReview":
+        token = spec.get("token", "")
+        if not token:
+            raise bad_request("token must be specified")
+        found = None
+        if token in server.static_tokens:
+            user, groups = server.static_tokens[token]
+            found = with_authenticated(user, groups)
+        found = found or authenticate_bootstrap_token(server.store, token) or server._service_account_token(token)
+        status: Obj = {"authenticated": found is not None}
+        if found is not None:
+            status["user"] = found.to_user_info()
+            status["audiences"] = spec.get("audiences") or ["https://kubernetes.default.svc.cluster.local"]
+        else:
+            status["error"] = "invalid bearer token"
+        result["status"] = status
+    return result

@@ -1,0 +1,112 @@
+"""The ``/scale`` subresource of workloads and of custom resources that declare it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from localkube.api import WriteOptions
+from localkube.errors import MODIFIED, bad_request, conflict
+from localkube.kinds import Context
+from localkube.patch import json_patch, merge_patch, strategic_merge
+from localkube.resources import ResourceType
+from localkube.tables import jsonpath
+
+if TYPE_CHECKING:
+    from localkube.server import LocalKube
+
+Obj = dict[str, Any]
+
+
+def _paths(rt: ResourceType) -> tuple[str, str, str]:
+    if rt.custom:
+        return (
+            rt.scale_paths.get("specReplicasPath", ".spec.replicas"),
+            rt.scale_paths.get("statusReplicasPath", ".status.replicas"),
+            rt.scale_paths.get("labelSelectorPath", ""),
+        )
+    return ".spec.replicas", ".status.replicas", ""
+
+
+def _selector_string(obj: Obj, rt: ResourceType, path: str) -> str:
+    if rt.custom:
+        found = jsonpath(obj, path) if path else []
+        return str(found[0]) if found else ""
+    selector = (obj.get("spec") or {}).get("selector") or {}
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    return ",".join(parts)
+
+
+def scale_of(obj: Obj, rt: ResourceType) -> Obj:
+    spec_path, status_path, selector_path = _paths(rt)
+    meta = obj["metadata"]
+    spec_replicas = jsonpath(obj, spec_path)
+    status_replicas = jsonpath(obj, status_path)
+    status: Obj = {"replicas": status_replicas[0] if status_replicas else 0}
+    selector = _selector_string(obj, rt, selector_path)
+    if selector:
+        status["selector"] = selector
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta
+        },
+        "spec": {"replicas": spec_replicas[0] if spec_replicas else 0},
+        "status": status,
+    }
+
+
+def _set(obj: Obj, path: str, value: Any) -> None:
+    parts = [p for p in path.split(".") if p]
+    node = obj
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+async def scale_request(
+    server: LocalKube,
+    request: web.Request,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    context: Context,
+    options: WriteOptions,
+) -> web.Response:
+    current = server.api.get(rt, namespace, name)
+    scale = scale_of(current, rt)
+    if request.method == "GET":
+        return server._respond(request, scale)
+    raw = await request.read()
+    body = json.loads(raw) if raw else {}
+    if request.method == "PATCH":
+        media = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if media == "application/json-patch+json":
+            body = json_patch(scale, body)
+        elif media == "application/strategic-merge-patch+json":
+            body = strategic_merge(scale, body)
+        else:
+            body = merge_patch(scale, body)
+    elif request.method != "PUT":
+        raise bad_request("scale supports GET, PUT and PATCH")
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    if rv and rv != current["metadata"]["resourceVersion"]:
+        raise conflict(rt.plural, rt.group, name, MODIFIED)
+    replicas = (body.get("spec") or {}).get("replicas")
+    if not isinstance(replicas, int) or replicas < 0:
+        from localkube.errors import field_invalid, invalid
+
+        raise invalid(
+            "Scale",
+            "autoscaling",
+            name,
+            [field_invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+        )
+    updated = copy.deepcopy(current)
+    _set(updated, _paths(rt)[0], replicas)
+    result = server.api.update(rt, namespace, name, updated, "", context, options)
+    return server._respond(request, scale_of(result.obj, rt))

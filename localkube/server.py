@@ -1,0 +1,956 @@
+"""The HTTPS server: routing, authentication, authorization, content negotiation,
+list and watch, the review APIs, startup seeding and the built-in controllers.
+
+One aiohttp application on one event loop. :class:`LocalKube` starts and stops
+in-process (tests) or from ``localkube serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import json
+import logging
+import ssl
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from localkube import discovery, openapi
+from localkube import tables as tablemod
+from localkube.api import ResourceAPI, WriteOptions, decode_body
+from localkube.auth import (
+    ANONYMOUS_IDENTITY,
+    Attributes,
+    Authorizer,
+    Identity,
+    authenticate_bootstrap_token,
+    default_rbac,
+    forbidden_message,
+    with_authenticated,
+)
+from localkube.crd import established_status, is_established, resource_types
+from localkube.errors import (
+    APIError,
+    bad_request,
+    expired,
+    forbidden,
+    method_not_allowed,
+    not_acceptable,
+    resource_not_found,
+    too_large,
+    unauthorized,
+    unsupported_media_type,
+)
+from localkube.kinds import Context, ServiceIPAllocator, field_supported
+from localkube.meta import new_uid, now_time
+from localkube.pki import CertificateAuthority, subject_identity
+from localkube.requestinfo import RequestInfo, parse_request
+from localkube.resources import Registry, ResourceType
+from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+from localkube.store import Event, Journal, Store
+
+log = logging.getLogger("localkube")
+
+Obj = dict[str, Any]
+MAX_BODY = 3 * 1024 * 1024
+JSON = "application/json"
+BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+BOOKMARK_INTERVAL = 60.0
+
+
+def _dump(obj: Any, pretty: bool = False) -> str:
+    if pretty:
+        return json.dumps(obj, indent=2)
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _truthy(value: str | None) -> bool:
+    return value in ("true", "1", "True")
+
+
+@dataclass
+class ServerConfig:
+    """How to run one localkube."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    data_dir: Path | None = None
+    hosts: list[str] = field(default_factory=lambda: ["127.0.0.1", "localhost"])
+    history: int = 2000
+    static_tokens: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    anonymous: bool = True
+
+
+class LocalKube:
+    """A running (or startable) API server."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        data_dir = self.config.data_dir
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            ca_cert, ca_key = data_dir / "ca.crt", data_dir / "ca.key"
+            if ca_cert.exists() and ca_key.exists():
+                self.ca = CertificateAuthority.load(ca_cert, ca_key)
+            else:
+                self.ca = CertificateAuthority.create()
+                self.ca.save(ca_cert, ca_key)
+            journal: Journal | None = Journal(data_dir / "state")
+        else:
+            self.ca = CertificateAuthority.create()
+            journal = None
+        self.store = Store(journal, history=self.config.history)
+        self.registry = Registry()
+        self.authorizer = Authorizer(self.store)
+        self.allocator = ServiceIPAllocator()
+        self.api = ResourceAPI(self.store, self.registry, Context)
+        self.api.on_crd_change = self._crd_changed
+        self.api.on_service_delete = lambda svc: self.allocator.release((svc.get("spec") or {}).get("clusterIP"))
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.port = self.config.port
+        self.static_tokens = dict(self.config.static_tokens)
+        self._openapi_cache: dict[tuple[str, str], tuple[int, Obj]] = {}
+        self.watch_count = 0
+
+    # -- lifecycle --------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"https://{self.config.host}:{self.port}"
+
+    def ca_pem(self) -> bytes:
+        from localkube.pki import cert_pem
+
+        return cert_pem(self.ca.cert)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        cert, key = self.ca.issue_server(list(dict.fromkeys([*self.config.hosts, self.config.host])))
+        self._tmp = tempfile.TemporaryDirectory(prefix="localkube-")
+        directory = Path(self._tmp.name)
+        (directory / "tls.crt").write_bytes(cert)
+        (directory / "tls.key").write_bytes(key)
+        (directory / "ca.crt").write_bytes(self.ca_pem())
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
+        context.load_verify_locations(directory / "ca.crt")
+        context.verify_mode = ssl.CERT_OPTIONAL
+        return context
+
+    async def start(self) -> None:
+        """Seed the cluster, start the controllers and listen."""
+        from localkube.controllers import Controllers
+
+        self._seed()
+        app = web.Application(client_max_size=MAX_BODY + 1024)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(
+            self._runner,
+            self.config.host,
+            self.config.port,
+            ssl_context=self._ssl_context(),
+            shutdown_timeout=0.5,
+        )
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        self.controllers = Controllers(self)
+        self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
+        self._write_cluster_info()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.store.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    async def __aenter__(self) -> LocalKube:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- kubeconfig -----------------------------------------------------------------
+    def kubeconfig(
+        self, user: str = "kubernetes-admin", groups: list[str] | None = None, context: str = "localkube"
+    ) -> Obj:
+        """A kubeconfig with a client certificate for ``user`` (admin: ``system:masters``)."""
+        cert, key = self.ca.issue_client(user, groups if groups is not None else ["system:masters"])
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": context,
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority-data": base64.b64encode(self.ca_pem()).decode(),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": user,
+                    "user": {
+                        "client-certificate-data": base64.b64encode(cert).decode(),
+                        "client-key-data": base64.b64encode(key).decode(),
+                    },
+                }
+            ],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": user}}],
+            "current-context": context,
+        }
+
+    def write_kubeconfig(self, path: Path, **kwargs: Any) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.kubeconfig(**kwargs), sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    # -- seeding ------------------------------------------------------------------
+    def _system_create(self, storage_rt: ResourceType, obj: Obj) -> None:
+        meta = obj["metadata"]
+        if self.store.get(storage_rt.storage_key, meta.get("namespace", ""), meta["name"]) is not None:
+            return
+        self.api.create(
+            storage_rt,
+            meta.get("namespace", ""),
+            obj,
+            Context(user="system:apiserver", groups=["system:masters"], allocate_ip=self.allocator.allocate),
+            WriteOptions(),
+        )
+
+    def _rt(self, api_version: str, kind: str) -> ResourceType:
+        rt = self.registry.by_kind(api_version, kind)
+        assert rt is not None
+        return rt
+
+    def _seed(self) -> None:
+        for svc in self.store.items("/services"):
+            ip = (svc.get("spec") or {}).get("clusterIP")
+            if ip and ip != "None":
+                self.allocator.used.add(ip)
+        for crd in self.store.items("apiextensions.k8s.io/customresourcedefinitions"):
+            if is_established(crd) and not crd["metadata"].get("deletionTimestamp"):
+                self.registry.set_custom(crd["metadata"]["name"], resource_types(crd))
+        ns_rt = self._rt("v1", "Namespace")
+        for name in STARTUP_NAMESPACES:
+            self._system_create(ns_rt, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        for _storage, obj in default_rbac():
+            rt = self._rt(obj["apiVersion"], obj["kind"])
+            self._system_create(rt, copy.deepcopy(obj))
+        if self.store.get("/services", "default", "kubernetes") is None:
+            self.allocator.used.discard("10.96.0.1")
+            self._system_create(
+                self._rt("v1", "Service"),
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {
+                        "name": "kubernetes",
+                        "namespace": "default",
+                        "labels": {"component": "apiserver", "provider": "kubernetes"},
+                    },
+                    "spec": {
+                        "clusterIP": "10.96.0.1",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                    },
+                },
+            )
+
+    def _write_cluster_info(self) -> None:
+        """``kube-public/cluster-info``: the server URL and CA, readable anonymously."""
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "",
+                    "cluster": {
+                        "certificate-authority-data": base64.b64encode(self.ca_pem()).decode(),
+                        "server": self.url,
+                    },
+                }
+            ],
+            "contexts": [],
+            "current-context": "",
+            "preferences": {},
+            "users": [],
+        }
+        text = yaml.safe_dump(kubeconfig, sort_keys=False)
+        rt = self._rt("v1", "ConfigMap")
+        existing = self.store.get("/configmaps", "kube-public", "cluster-info")
+        if existing is None:
+            self._system_create(
+                rt,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "cluster-info", "namespace": "kube-public"},
+                    "data": {"kubeconfig": text},
+                },
+            )
+        elif (existing.get("data") or {}).get("kubeconfig") != text:
+            updated = copy.deepcopy(existing)
+            updated.setdefault("data", {})["kubeconfig"] = text
+            self.api.update(rt, "kube-public", "cluster-info", updated, "", Context(), WriteOptions())
+
+    # -- CRDs ---------------------------------------------------------------------------
+    def _crd_changed(self, crd: Obj) -> None:
+        name = crd["metadata"]["name"]
+        current = self.store.get("apiextensions.k8s.io/customresourcedefinitions", "", name)
+        if current is None:
+            self.registry.set_custom(name, [])
+            return
+        if current["metadata"].get("deletionTimestamp"):
+            self.controllers_wake()
+            return
+        status = established_status(current)
+        if status != current.get("status"):
+            updated = copy.deepcopy(current)
+            updated["status"] = status
+            current = self.store.put("apiextensions.k8s.io/customresourcedefinitions", updated, "MODIFIED")
+        self.registry.set_custom(name, resource_types(current))
+        self._openapi_cache.clear()
+
+    def controllers_wake(self) -> None:
+        controllers = getattr(self, "controllers", None)
+        if controllers is not None:
+            controllers.wake()
+
+    # -- request handling -------------------------------------------------------------
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        started = time.monotonic()
+        try:
+            response = await self._dispatch(request)
+        except APIError as error:
+            response = self._status_response(error)
+        except Exception as exc:  # a bug must not take the server down
+            log.exception("internal error on %s %s", request.method, request.path)
+            response = self._status_response(APIError(500, "InternalError", f"Internal error occurred: {exc}"))
+        log.debug(
+            "%s %s %s %.1fms",
+            request.method,
+            request.path_qs,
+            response.status,
+            (time.monotonic() - started) * 1000,
+        )
+        return response
+
+    def _status_response(self, error: APIError) -> web.Response:
+        headers = {}
+        if error.retry_after is not None:
+            headers["Retry-After"] = str(error.retry_after)
+        return web.Response(status=error.code, text=_dump(error.status()), content_type=JSON, headers=headers)
+
+    def _authenticate(self, request: web.Request) -> Identity:
+        header = request.headers.get("Authorization", "")
+        if header.lower().startswith("bearer "):
+            token = header[7:].strip()
+            if token in self.static_tokens:
+                user, groups = self.static_tokens[token]
+                return with_authenticated(user, groups)
+            identity = authenticate_bootstrap_token(self.store, token)
+            if identity is not None:
+                return identity
+            identity = self._service_account_token(token)
+            if identity is not None:
+                return identity
+            raise unauthorized()
+        if header:
+            raise unauthorized()
+        peer = request.transport.get_extra_info("ssl_object") if request.transport else None
+        if peer is not None:
+            der = peer.getpeercert(binary_form=True)
+            if der:
+                from cryptography import x509
+
+                cert = x509.load_der_x509_certificate(der)
+                user, groups = subject_identity(cert.subject)
+                if user:
+                    return with_authenticated(user, groups)
+        if not self.config.anonymous:
+            raise unauthorized()
+        return ANONYMOUS_IDENTITY
+
+    def _service_account_token(self, token: str) -> Identity | None:
+        from localkube.tokens import verify_service_account_token
+
+        return verify_service_account_token(self, token)
+
+    def _authorize(self, identity: Identity, info: RequestInfo, name_hint: str = "") -> None:
+        if info.is_resource:
+            attrs = Attributes(
+                verb=info.verb,
+                resource_request=True,
+                group=info.group,
+                resource=info.resource,
+                subresource=info.subresource,
+                namespace=info.namespace,
+                name=info.name or name_hint,
+            )
+        else:
+            attrs = Attributes(verb=info.verb, resource_request=False, path=info.path)
+        if not self.authorizer.allowed(identity, attrs):
+            raise forbidden(
+                forbidden_message(identity, attrs), resource=info.resource, group=info.group, name=info.name
+            )
+
+    def _accept(self, request: web.Request) -> tuple[str, str]:
+        """``("table"|"json"|"yaml"|"aggregated"|"partial", include)``."""
+        accept = request.headers.get("Accept", "application/json") or "*/*"
+        for media in accept.split(","):
+            params = [p.strip() for p in media.split(";")]
+            kind = params[0].lower()
+            attrs = dict(p.split("=", 1) for p in params[1:] if "=" in p)
+            if kind in ("application/json", "*/*", "application/*", "application/vnd.kubernetes.protobuf"):
+                if attrs.get("as") == "Table":
+                    return "table", request.query.get("includeObject", "Metadata")
+                if attrs.get("as") == "APIGroupDiscoveryList":
+                    return "aggregated", ""
+                if attrs.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                    return "partial", ""
+                if kind == "application/vnd.kubernetes.protobuf":
+                    continue
+                return "json", ""
+            if kind == "application/yaml":
+                return "yaml", ""
+        raise not_acceptable(["application/json", "application/yaml"])
+
+    def _respond(
+        self, request: web.Request, obj: Obj, code: int = 200, warnings: list[str] | None = None
+    ) -> web.Response:
+        mode, _ = self._accept(request) if obj.get("kind") != "Status" else ("json", "")
+        headers = {}
+        if warnings:
+            headers["Warning"] = ", ".join(f'299 - "{w}"' for w in warnings)[:4096]
+        if mode == "yaml":
+            return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
+        return web.Response(
+            status=code,
+            text=_dump(obj, _truthy(request.query.get("pretty"))),
+            content_type=JSON,
+            headers=headers,
+        )
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        info = parse_request(path, request.method, request.query)
+        identity = self._authenticate(request)
+        if not info.is_resource:
+            self._authorize(identity, info)
+            return await self._non_resource(request, info)
+        if request.content_length and request.content_length > MAX_BODY:
+            raise too_large()
+        rt = self.registry.lookup(info.group, info.version, info.resource)
+        if rt is None:
+            raise resource_not_found()
+        name_hint = ""
+        if info.verb in ("list", "watch"):
+            for part in request.query.get("fieldSelector", "").split(","):
+                if part.strip().startswith("metadata.name="):
+                    name_hint = part.split("=", 1)[1].strip()
+        self._authorize(identity, info, name_hint)
+        if rt.verbs == ("create",):
+            return await self._review(request, info, rt, identity)
+        namespace = info.namespace if rt.namespaced else ""
+        if rt.kind == "Namespace":
+            namespace = ""
+        if rt.namespaced and not info.namespace and info.verb not in ("list", "watch"):
+            raise method_not_allowed()
+        if info.subresource and info.subresource not in rt.subresources():
+            raise resource_not_found()
+        context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
+        options = self._write_options(request)
+        method = request.method
+        if info.subresource == "scale":
+            from localkube.scale import scale_request
+
+            return await scale_request(self, request, rt, namespace, info.name, context, options)
+        if info.subresource == "token" and method == "POST":
+            from localkube.tokens import token_request
+
+            return await token_request(self, request, namespace, info.name, identity)
+        if method in ("GET", "HEAD"):
+            if info.name:
+                return self._respond_object(request, rt, self.api.get(rt, namespace, info.name))
+            if info.verb == "watch":
+                return await self._watch(request, rt, info.namespace if rt.namespaced else "", identity)
+            return self._list(request, rt, info.namespace if rt.namespaced else "")
+        if method == "POST":
+            if info.name and not info.subresource:
+                raise method_not_allowed()
+            body = await self._body(request, rt)
+            result = self.api.create(rt, namespace, body, context, options)
+            return self._respond(request, result.obj, result.code, result.warnings)
+        if method == "PUT":
+            body = await self._body(request, rt)
+            result = self.api.update(rt, namespace, info.name, body, info.subresource, context, options)
+            return self._respond(request, result.obj, result.code, result.warnings)
+        if method == "PATCH":
+            raw = await request.read()
+            result = self.api.patch(
+                rt,
+                namespace,
+                info.name,
+                request.headers.get("Content-Type", ""),
+                raw,
+                info.subresource,
+                context,
+                options,
+            )
+            return self._respond(request, result.obj, result.code, result.warnings)
+        if method == "DELETE":
+            delete_options = await self._delete_options(request)
+            if info.name:
+                result = self.api.delete(rt, namespace, info.name, delete_options, options.dry_run)
+                return self._respond(request, result.obj, result.code)
+            return self._delete_collection(
+                request, rt, info.namespace if rt.namespaced else "", delete_options, options
+            )
+        raise method_not_allowed()
+
+    def _write_options(self, request: web.Request) -> WriteOptions:
+        dry = request.query.getall("dryRun", [])
+        for value in dry:
+            if value != "All":
+                from localkube.errors import Cause, invalid
+
+                raise invalid(
+                    "",
+                    "",
+                    "",
+                    [
+                        Cause(
+                            "FieldValueNotSupported",
+                            f'Unsupported value: "{value}": supported values: "All"',
+                            "dryRun",
+                        )
+                    ],
+                )
+        validation = request.query.get("fieldValidation", "Warn") or "Warn"
+        if validation not in ("Strict", "Warn", "Ignore"):
+            raise bad_request(f"fieldValidation must be one of Ignore, Warn, or Strict, got {validation}")
+        manager = request.query.get("fieldManager", "")
+        if len(manager) > 128:
+            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        force = request.query.get("force")
+        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force))
+
+    async def _body(self, request: web.Request, rt: ResourceType) -> Any:
+        raw = await request.read()
+        if len(raw) > MAX_BODY:
+            raise too_large()
+        media = (request.headers.get("Content-Type") or "application/json").split(";")[0].strip().lower()
+        if media == "application/vnd.kubernetes.protobuf":
+            from localkube.protobuf import decode
+
+            return decode(raw, rt)
+        if media not in ("application/json", "application/yaml", ""):
+            raise unsupported_media_type(BODY_TYPES)
+        return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
+
+    async def _delete_options(self, request: web.Request) -> Obj:
+        raw = await request.read()
+        if raw.strip():
+            body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
+            if not isinstance(body, dict):
+                raise bad_request("DeleteOptions must be an object")
+            return body
+        options: Obj = {}
+        if "propagationPolicy" in request.query:
+            options["propagationPolicy"] = request.query["propagationPolicy"]
+        if "orphanDependents" in request.query:
+            options["orphanDependents"] = _truthy(request.query["orphanDependents"])
+        if "gracePeriodSeconds" in request.query:
+            options["gracePeriodSeconds"] = int(request.query["gracePeriodSeconds"])
+        return options
+
+    # -- reads ---------------------------------------------------------------------------
+    def _respond_object(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
+        mode, include = self._accept(request)
+        if mode == "table":
+            meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+            return self._respond_raw(request, tablemod.table(rt, [obj], include, meta))
+        if mode == "partial":
+            return self._respond_raw(request, tablemod.partial_metadata(obj))
+        return self._respond(request, obj)
+
+    def _respond_raw(self, request: web.Request, obj: Obj) -> web.Response:
+        return web.Response(text=_dump(obj), content_type=JSON)
+
+    def _selectors(self, request: web.Request, rt: ResourceType) -> tuple[list[Any], list[Any]]:
+        labels = parse_label_selector(request.query.get("labelSelector", ""))
+        fields = parse_field_selector(
+            request.query.get("fieldSelector", ""), field_supported(rt.kind, rt.selectable_fields)
+        )
+        return labels, fields
+
+    def _matches(self, rt: ResourceType, obj: Obj, labels: list[Any], fields: list[Any]) -> bool:
+        return labels_match(labels, obj["metadata"].get("labels")) and fields_match(fields, obj)
+
+    def _list(self, request: web.Request, rt: ResourceType, namespace: str) -> web.Response:
+        labels, fields = self._selectors(request, rt)
+        query = request.query
+        if query.get("resourceVersionMatch") and query.get("continue"):
+            from localkube.errors import Cause, invalid
+
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    Cause(
+                        "FieldValueForbidden",
+                        "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+                        "resourceVersionMatch",
+                    )
+                ],
+            )
+        match = query.get("resourceVersionMatch", "")
+        rv_param = query.get("resourceVersion", "")
+        if match and match not in ("NotOlderThan", "Exact"):
+            from localkube.errors import Cause, invalid
+
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    Cause(
+                        "FieldValueNotSupported",
+                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"',
+                        "resourceVersionMatch",
+                    )
+                ],
+            )
+        if match and not rv_param:
+            from localkube.errors import Cause, invalid
+
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    Cause(
+                        "FieldValueForbidden",
+                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                        "resourceVersionMatch",
+                    )
+                ],
+            )
+        list_rv = self.store.rv
+        start_key: tuple[str, str] | None = None
+        token = query.get("continue", "")
+        if token:
+            try:
+                state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+                list_rv = int(state["rv"])
+                start_key = (state["start"][0], state["start"][1])
+            except (ValueError, KeyError, TypeError, IndexError):
+                raise bad_request("invalid continue token: malformed") from None
+        items = [o for o in self.store.items(rt.storage_key, namespace or None) if self._matches(rt, o, labels, fields)]
+        if start_key is not None:
+            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start_key]
+        limit = int(query.get("limit", "0") or 0)
+        meta: Obj = {"resourceVersion": str(list_rv)}
+        if limit > 0 and len(items) > limit:
+            last = items[limit - 1]["metadata"]
+            next_token = {
+                "v": "meta.k8s.io/v1",
+                "rv": list_rv,
+                "start": [last.get("namespace", ""), last["name"]],
+            }
+            meta["continue"] = base64.urlsafe_b64encode(json.dumps(next_token).encode()).decode().rstrip("=")
+            if not labels and not fields:
+                meta["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        views = [self.api._view(rt, o) for o in items]
+        if rt.custom and rt.schema is not None:
+            from localkube.crd import apply_defaults
+
+            for view in views:
+                apply_defaults(view, rt.schema)
+        mode, include = self._accept(request)
+        if mode == "table":
+            return self._respond_raw(request, tablemod.table(rt, views, include, meta))
+        if mode == "partial":
+            return self._respond_raw(
+                request,
+                {
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": meta,
+                    "items": [tablemod.partial_metadata(v) for v in views],
+                },
+            )
+        if not rt.custom:
+            for view in views:
+                view.pop("apiVersion", None)
+                view.pop("kind", None)
+        body = {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": views}
+        return self._respond(request, body)
+
+    # -- watch ---------------------------------------------------------------------------
+    async def _watch(
+        self, request: web.Request, rt: ResourceType, namespace: str, identity: Identity
+    ) -> web.StreamResponse:
+        labels, fields = self._selectors(request, rt)
+        query = request.query
+        rv_param = query.get("resourceVersion", "")
+        if query.get("resourceVersionMatch") and not query.get("sendInitialEvents"):
+            from localkube.errors import Cause, invalid
+
+            raise invalid(
+                "ListOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    Cause(
+                        "FieldValueForbidden",
+                        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                        "resourceVersionMatch",
+                    )
+                ],
+            )
+        bookmarks = _truthy(query.get("allowWatchBookmarks"))
+        timeout = float(query.get("timeoutSeconds", "0") or 0) or 1800.0
+        send_initial = _truthy(query.get("sendInitialEvents"))
+        mode, include = self._accept(request)
+        requested_rv = int(rv_param) if rv_param and rv_param != "0" else None
+        if requested_rv is not None and requested_rv > self.store.rv:
+            deadline = time.monotonic() + 3
+            while requested_rv > self.store.rv and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        first_table = [True]
+
+        async def send(kind: str, obj: Obj) -> None:
+            if mode == "table" and kind in ("ADDED", "MODIFIED", "DELETED"):
+                meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+                obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
+                first_table[0] = False
+            await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
+
+        if requested_rv is not None and requested_rv > self.store.rv:
+            await send(
+                "ERROR",
+                APIError(
+                    504,
+                    "Timeout",
+                    f"Timeout: Too large resource version: {requested_rv}, current: {self.store.rv}",
+                    causes=[],
+                    retry_after=1,
+                ).status(),
+            )
+            return response
+        watcher = self.store.subscribe(rt.storage_key)
+        self.watch_count += 1
+        try:
+            initial: list[tuple[str, Obj]] = []
+            backlog: list[Event] = []
+            if requested_rv is None or send_initial:
+                for obj in self.store.items(rt.storage_key, namespace or None):
+                    if self._matches(rt, obj, labels, fields):
+                        initial.append(("ADDED", obj))
+            else:
+                history = self.store.history_since(rt.storage_key, requested_rv)
+                if history is None:
+                    oldest = self.store.oldest_retained(rt.storage_key)
+                    await send("ERROR", expired(f"too old resource version: {requested_rv} ({oldest})").status())
+                    return response
+                backlog = history
+            for kind, obj in initial:
+                await send(kind, self._watch_view(rt, obj))
+            if send_initial:
+                await send(
+                    "BOOKMARK",
+                    {
+                        "kind": rt.kind,
+                        "apiVersion": rt.api_version,
+                        "metadata": {
+                            "resourceVersion": str(self.store.rv),
+                            "annotations": {"k8s.io/initial-events-end": "true"},
+                        },
+                    },
+                )
+            for event in backlog:
+                await self._send_event(send, rt, namespace, labels, fields, event)
+            deadline = time.monotonic() + timeout
+            last_bookmark = time.monotonic()
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait = (
+                    min(remaining, BOOKMARK_INTERVAL - (time.monotonic() - last_bookmark)) if bookmarks else remaining
+                )
+                try:
+                    event = await asyncio.wait_for(watcher.queue.get(), timeout=max(wait, 0.01))
+                except TimeoutError:
+                    if bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_INTERVAL - 0.01:
+                        await send(
+                            "BOOKMARK",
+                            {
+                                "kind": rt.kind,
+                                "apiVersion": rt.api_version,
+                                "metadata": {"resourceVersion": str(self.store.rv)},
+                            },
+                        )
+                        last_bookmark = time.monotonic()
+                    continue
+                await self._send_event(send, rt, namespace, labels, fields, event)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.unsubscribe(rt.storage_key, watcher)
+            self.watch_count -= 1
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    def _watch_view(self, rt: ResourceType, obj: Obj) -> Obj:
+        view = self.api._view(rt, obj)
+        if rt.custom and rt.schema is not None:
+            from localkube.crd import apply_defaults
+
+            apply_defaults(view, rt.schema)
+        return view
+
+    async def _send_event(
+        self, send: Any, rt: ResourceType, namespace: str, labels: list[Any], fields: list[Any], event: Event
+    ) -> None:
+        obj = event.obj
+        if namespace and obj["metadata"].get("namespace", "") != namespace:
+            return
+        now_match = self._matches(rt, obj, labels, fields)
+        old_match = event.old is not None and self._matches(rt, event.old, labels, fields)
+        if event.type == "ADDED":
+            if now_match:
+                await send("ADDED", self._watch_view(rt, obj))
+        elif event.type == "MODIFIED":
+            if now_match and old_match:
+                await send("MODIFIED", self._watch_view(rt, obj))
+            elif now_match:
+                await send("ADDED", self._watch_view(rt, obj))
+            elif old_match:
+                await send("DELETED", self._watch_view(rt, obj))
+        elif event.type == "DELETED" and (old_match or now_match):
+            await send("DELETED", self._watch_view(rt, obj))
+
+    def _delete_collection(
+        self, request: web.Request, rt: ResourceType, namespace: str, options_body: Obj, options: WriteOptions
+    ) -> web.Response:
+        labels, fields = self._selectors(request, rt)
+        deleted = []
+        for obj in self.store.items(rt.storage_key, namespace or None):
+            if not self._matches(rt, obj, labels, fields):
+                continue
+            meta = obj["metadata"]
+            result = self.api.delete(rt, meta.get("namespace", ""), meta["name"], options_body, options.dry_run)
+            deleted.append(self.api._view(rt, obj) if result.obj.get("kind") == "Status" else result.obj)
+        body = {
+            "kind": rt.list_kind,
+            "apiVersion": rt.api_version,
+            "metadata": {"resourceVersion": str(self.store.rv)},
+            "items": deleted,
+        }
+        return self._respond(request, body)
+
+    # -- non-resource paths ------------------------------------------------------------------
+    async def _non_resource(self, request: web.Request, info: RequestInfo) -> web.Response:
+        path = request.path.rstrip("/") or "/"
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        if path == "/version":
+            return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
+        if path in ("/api", "/apis"):
+            mode, _ = self._accept(request)
+            if mode == "aggregated":
+                body = discovery.aggregated(self.registry, core=path == "/api")
+                return web.Response(
+                    text=_dump(body),
+                    headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"},
+                )
+            if path == "/api":
+                return web.Response(
+                    text=_dump(discovery.api_versions(f"{self.config.host}:{self.port}")), content_type=JSON
+                )
+            return web.Response(text=_dump(discovery.api_group_list(self.registry)), content_type=JSON)
+        if info.api_prefix == "api" and info.version and not info.parts:
+            if info.version != "v1":
+                raise resource_not_found()
+            return web.Response(text=_dump(discovery.resource_list(self.registry, "", "v1")), content_type=JSON)
+        if info.api_prefix == "apis" and info.group and not info.version:
+            group_doc = discovery.api_group(self.registry, info.group)
+            if group_doc is None:
+                raise resource_not_found()
+            return web.Response(text=_dump(group_doc), content_type=JSON)
+        if info.api_prefix == "apis" and info.group and info.version and not info.parts:
+            if not self.registry.resources(info.group, info.version):
+                raise resource_not_found()
+            return web.Response(
+                text=_dump(discovery.resource_list(self.registry, info.group, info.version)),
+                content_type=JSON,
+            )
+        if path == "/openapi/v3":
+            return web.Response(text=_dump(openapi.root_document(self.registry)), content_type=JSON)
+        if path.startswith("/openapi/v3/"):
+            rest = path[len("/openapi/v3/") :].split("/")
+            if rest[0] == "api" and len(rest) == 2:
+                group, version = "", rest[1]
+            elif rest[0] == "apis" and len(rest) == 3:
+                group, version = rest[1], rest[2]
+            else:
+                raise resource_not_found()
+            if not self.registry.resources(group, version):
+                raise resource_not_found()
+            document = openapi.group_version_document(self.registry, group, version)
+            return web.Response(text=_dump(document), content_type=JSON)
+        raise resource_not_found()
+
+    # -- review APIs ----------------------------------------------------------------------------
+    async def _review(
+        self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity
+    ) -> web.Response:
+        if request.method != "POST" or info.name:
+            raise method_not_allowed()
+        body = await self._body(request, rt)
+        if not isinstance(body, dict):
+            raise bad_request("review body must be an object")
+        from localkube.reviews import review
+
+        result = review(self, rt, info.namespace, body, identity)
+        return self._respond(request, result, 201)
+
+
+def new_object_meta(name: str, namespace: str = "") -> Obj:
+    meta: Obj = {"name": name, "uid": new_uid(), "creationTimestamp": now_time()}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta

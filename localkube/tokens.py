@@ -1,0 +1,119 @@
+"""Service-account tokens (TokenRequest) and their authentication.
+
+Tokens are JWTs signed with a per-server HMAC key (HS256): clients never
+verify them, and the server accepts one only while its ServiceAccount (same
+uid) exists and the token has not expired.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from localkube.auth import Identity, with_authenticated
+from localkube.errors import bad_request, field_invalid, invalid, not_found
+
+if TYPE_CHECKING:
+    from localkube.server import LocalKube
+
+_KEY = secrets.token_bytes(32)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def issue(namespace: str, name: str, uid: str, audiences: list[str], lifetime: int) -> tuple[str, int]:
+    now = int(time.time())
+    claims = {
+        "iss": "https://kubernetes.default.svc.cluster.local",
+        "sub": f"system:serviceaccount:{namespace}:{name}",
+        "aud": audiences,
+        "iat": now,
+        "nbf": now,
+        "exp": now + lifetime,
+        "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}},
+    }
+    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+    signature = _b64(hmac.new(_KEY, f"{header}.{payload}".encode(), hashlib.sha256).digest())
+    return f"{header}.{payload}.{signature}", now + lifetime
+
+
+def verify_service_account_token(server: LocalKube, token: str) -> Identity | None:
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    expected = _b64(hmac.new(_KEY, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest())
+    if not hmac.compare_digest(expected, parts[2]):
+        return None
+    try:
+        claims: dict[str, Any] = json.loads(_unb64(parts[1]))
+    except ValueError:
+        return None
+    if int(claims.get("exp", 0)) <= time.time():
+        return None
+    info = claims.get("kubernetes.io") or {}
+    namespace = info.get("namespace", "")
+    account = info.get("serviceaccount") or {}
+    stored = server.store.get("/serviceaccounts", namespace, account.get("name", ""))
+    if stored is None or stored["metadata"].get("uid") != account.get("uid"):
+        return None
+    return with_authenticated(
+        f"system:serviceaccount:{namespace}:{account['name']}",
+        ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"],
+        account.get("uid", ""),
+    )
+
+
+async def token_request(
+    server: LocalKube, request: web.Request, namespace: str, name: str, identity: Identity
+) -> web.Response:
+    """``POST serviceaccounts/{name}/token``: a TokenRequest answered with a signed token."""
+    account = server.store.get("/serviceaccounts", namespace, name)
+    if account is None:
+        raise not_found("serviceaccounts", "", name)
+    rt = server.registry.by_kind("v1", "ServiceAccount")
+    assert rt is not None
+    body = await server._body(request, rt) if request.can_read_body else {}
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise bad_request("TokenRequest must be an object")
+    spec = body.get("spec") or {}
+    lifetime = int(spec.get("expirationSeconds") or 3600)
+    if lifetime < 600:
+        raise invalid(
+            "TokenRequest",
+            "authentication.k8s.io",
+            name,
+            [field_invalid("spec.expirationSeconds", lifetime, "may not specify a duration less than 10 minutes")],
+        )
+    audiences = list(spec.get("audiences") or ["https://kubernetes.default.svc.cluster.local"])
+    token, expires = issue(namespace, name, account["metadata"]["uid"], audiences, lifetime)
+    result = {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+        "spec": {
+            "audiences": audiences,
+            "expirationSeconds": lifetime,
+            "boundObjectRef": spec.get("boundObjectRef"),
+        },
+        "status": {
+            "token": token,
+            "expirationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires)),
+        },
+    }
+    return web.Response(status=201, text=json.dumps(result, separators=(",", ":")), content_type="application/json")
