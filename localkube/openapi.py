@@ -67,7 +67,10 @@ def _object_schema(rt: ResourceType) -> Obj:
     }
 
 
-FIELD_VALIDATION_TEXT = "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields."
+FIELD_VALIDATION_TEXT = (
+    "fieldValidation instructs the server on how to handle objects in the request"
+    " containing unknown or duplicate fields."
+)
 _FIELD_VALIDATION = {
     "name": "fieldValidation",
     "in": "query",
