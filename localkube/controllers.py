@@ -154,6 +154,7 @@ class Controllers:
         meta = obj["metadata"]
         if event.type == "DELETED":
             self._owner_gone(meta.get("uid", ""))
+            self._dependent_gone(obj)
             if meta.get("namespace"):
                 self._namespace_progress(meta["namespace"])
             if storage == "/secrets":
@@ -213,6 +214,22 @@ class Controllers:
             current = self.store.get(storage, namespace, name)
             if current is not None:
                 self._check_owners(storage, current)
+
+    def _dependent_gone(self, obj: Obj) -> None:
+        """A dependent left: owners waiting in foreground deletion may now finish."""
+        for owner in obj["metadata"].get("ownerReferences") or []:
+            rt = self.server.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
+            if rt is None:
+                continue
+            found = self.store.get(
+                rt.storage_key, obj["metadata"].get("namespace", "") if rt.namespaced else "", owner.get("name", "")
+            )
+            if (
+                found is not None
+                and "foregroundDeletion" in (found["metadata"].get("finalizers") or [])
+                and found["metadata"].get("deletionTimestamp")
+            ):
+                self._foreground(rt.storage_key, found)
 
     def _foreground(self, storage: str, obj: Obj) -> None:
         uid = obj["metadata"].get("uid", "")

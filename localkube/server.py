@@ -122,6 +122,7 @@ class LocalKube:
         self.static_tokens = dict(self.config.static_tokens)
         self._openapi_cache: dict[tuple[str, str], tuple[int, Obj]] = {}
         self.watch_count = 0
+        self._watch_tasks: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle --------------------------------------------------------------
     @property
@@ -154,15 +155,9 @@ class LocalKube:
         self._seed()
         app = web.Application(client_max_size=MAX_BODY + 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(
-            self._runner,
-            self.config.host,
-            self.config.port,
-            ssl_context=self._ssl_context(),
-            shutdown_timeout=0.5,
-        )
+        site = web.TCPSite(self._runner, self.config.host, self.config.port, ssl_context=self._ssl_context())
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
@@ -172,6 +167,8 @@ class LocalKube:
         self._write_cluster_info()
 
     async def stop(self) -> None:
+        for task in list(self._watch_tasks):
+            task.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -771,6 +768,9 @@ class LocalKube:
             return response
         watcher = self.store.subscribe(rt.storage_key)
         self.watch_count += 1
+        current = asyncio.current_task()
+        if current is not None:
+            self._watch_tasks.add(current)
         try:
             initial: list[tuple[str, Obj]] = []
             backlog: list[Event] = []
@@ -830,6 +830,8 @@ class LocalKube:
         finally:
             self.store.unsubscribe(rt.storage_key, watcher)
             self.watch_count -= 1
+            if current is not None:
+                self._watch_tasks.discard(current)
         with contextlib.suppress(ConnectionResetError, RuntimeError):
             await response.write_eof()
         return response

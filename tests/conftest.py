@@ -1,0 +1,43 @@
+"""Shared fixtures: a localkube per test module, and the real kubectl bound to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import Kubectl, ServerThread, start_server
+
+
+@pytest.fixture(scope="module")
+def localkube() -> Iterator[ServerThread]:
+    """A fresh in-memory localkube for one test module."""
+    yield from start_server(port=0)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kube")
+
+
+@pytest.fixture(scope="module")
+def admin(localkube: ServerThread, workdir: Path) -> Kubectl:
+    """kubectl as a cluster admin (client certificate in system:masters)."""
+    return Kubectl(localkube.kubeconfig(workdir), workdir / "cache")
+
+
+@pytest.fixture(scope="module")
+def as_user(localkube: ServerThread, workdir: Path) -> UserFactory:
+    return UserFactory(localkube, workdir)
+
+
+class UserFactory:
+    """kubectl as any user (client certificate with the given groups)."""
+
+    def __init__(self, server: ServerThread, workdir: Path) -> None:
+        self.server = server
+        self.workdir = workdir
+
+    def __call__(self, user: str, groups: list[str] | None = None) -> Kubectl:
+        return Kubectl(self.server.kubeconfig(self.workdir, user, groups or []), self.workdir / "cache")

@@ -1,0 +1,96 @@
+"""Running localkube for tests: in a thread of its own, so that blocking callers
+(the real kubectl in a subprocess) and asyncio clients can both talk to it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from localkube.server import LocalKube, ServerConfig
+from tests.programs import kubectl, run
+
+
+class ServerThread:
+    """A LocalKube serving from a background thread until :meth:`stop`."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.server = LocalKube(config or ServerConfig())
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="localkube", daemon=True)
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        self.call(self.server.start())
+        return self
+
+    def call(self, coroutine: Any) -> Any:
+        """Run a coroutine on the server's loop and wait for its result."""
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return future.result(timeout=30)
+
+    def run_sync(self, fn: Any, *args: Any) -> Any:
+        """Run a plain function on the server's loop (it touches loop-owned state)."""
+
+        async def wrapper() -> Any:
+            return fn(*args)
+
+        return self.call(wrapper())
+
+    def stop(self) -> None:
+        self.call(self.server.stop())
+
+        async def cancel_rest() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        self.call(cancel_rest())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def kubeconfig(self, directory: Path, user: str = "kubernetes-admin", groups: list[str] | None = None) -> Path:
+        name = user.replace(":", "_")
+        path = directory / f"{name}.kubeconfig"
+        if not path.exists():
+            self.run_sync(lambda: self.server.write_kubeconfig(path, user=user, groups=groups))
+        return path
+
+
+class Kubectl:
+    """The real kubectl bound to one kubeconfig."""
+
+    def __init__(self, kubeconfig: Path, cache_dir: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.cache_dir = cache_dir
+
+    def __call__(self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> Any:
+        command = [kubectl(), f"--kubeconfig={self.kubeconfig}", f"--cache-dir={self.cache_dir}", *args]
+        result = run(command, stdin=stdin, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result
+
+
+def env_with_kubeconfig(path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KUBECONFIG"] = str(path)
+    return env
+
+
+def start_server(**config: Any) -> Iterator[ServerThread]:
+    thread = ServerThread(ServerConfig(**config)).start()
+    try:
+        yield thread
+    finally:
+        thread.stop()
