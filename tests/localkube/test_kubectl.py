@@ -6,6 +6,7 @@ import json
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -262,7 +263,7 @@ def test_karmada_crds_and_printer_columns(admin: Kubectl) -> None:
 def test_custom_resource_strict_validation_and_defaults(admin: Kubectl) -> None:
     for path in crd_files():
         admin("apply", "-f", str(path))
-    policy = {
+    policy: dict[str, Any] = {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "PropagationPolicy",
         "metadata": {"name": "typo"},
@@ -279,9 +280,9 @@ def test_custom_resource_strict_validation_and_defaults(admin: Kubectl) -> None:
     policy["spec"]["placement"]["replicaScheduling"]["replicaSchedulingType"] = "Dup"
     invalid = admin("apply", "-f", "-", stdin=json.dumps(policy), check=False)
     assert (
-        'spec.placement.replicaScheduling.replicaSchedulingType: Unsupported value: "Dup": supported values: "Duplicated", "Divided"'
-        in invalid.stderr
-    )
+        "spec.placement.replicaScheduling.replicaSchedulingType: "
+        'Unsupported value: "Dup": supported values: "Duplicated", "Divided"'
+    ) in invalid.stderr
 
 
 def test_certificate_approve_signs_client_certificates(admin: Kubectl, localkube: ServerThread) -> None:
