@@ -896,7 +896,7 @@ class LocalKube:
             if mode == "aggregated":
                 body = discovery.aggregated(self.registry, core=path == "/api")
                 return web.Response(
-                    text=_dump(body),
+                    body=_dump(body).encode(),
                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"},
                 )
             if path == "/api":
