@@ -15,7 +15,7 @@ from localkube.errors import (
     field_required,
     field_unsupported,
 )
-from localkube.kinds import Context, Strategy
+from localkube.kinds import Context, Strategy, register
 from localkube.meta import OBJECT_META_FIELDS, now_time
 from localkube.pruning import prune
 from localkube.resources import ResourceType
@@ -42,6 +42,13 @@ def structural_problems(schema: Any, path: str) -> list[Cause]:
         causes.append(field_required(f"{path}.type", "must not be empty for specified object fields"))
     elif kind is not None and kind not in _TYPES:
         causes.append(field_unsupported(f"{path}.type", kind, sorted(_TYPES)))
+    if schema.get("x-kubernetes-validations"):
+        # No CEL interpreter here: refuse loudly rather than accept objects the rules would reject.
+        causes.append(
+            field_forbidden(
+                f"{path}.x-kubernetes-validations", "CEL validation rules are not supported by this server (localkube)"
+            )
+        )
     if "$ref" in schema:
         causes.append(field_forbidden(f"{path}.$ref", "$ref is not supported"))
     if schema.get("uniqueItems"):
@@ -407,3 +414,6 @@ def validate_custom_resource(obj: Obj, schema: Obj) -> list[Cause]:
         },
     }
     return validate_value(body, node, "")
+
+
+register("CustomResourceDefinition", CRDStrategy())

@@ -101,7 +101,10 @@ async def test_typed_client_round_trip(api: client.ApiClient) -> None:
     stale.data = {"k": "z"}
     with pytest.raises(ApiException) as conflict:
         await core.replace_namespaced_config_map("typed", "default", stale)
-    assert conflict.value.status == 409 and "the object has been modified" in json.loads(conflict.value.body or b"{}")["message"]
+    assert (
+        conflict.value.status == 409
+        and "the object has been modified" in json.loads(conflict.value.body or b"{}")["message"]
+    )
 
 
 async def test_watch_sees_changes_and_resumes(api: client.ApiClient) -> None:

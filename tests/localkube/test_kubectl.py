@@ -347,3 +347,39 @@ def test_errors_keep_the_server_serving(admin: Kubectl) -> None:
     assert admin("get", "--raw", "/healthz").stdout == "ok"
     unknown = admin("get", "widgets", check=False)
     assert unknown.returncode == 1
+
+
+def test_explain_custom_resources(admin: Kubectl) -> None:
+    for path in crd_files():
+        admin("apply", "-f", str(path))
+    out = admin("explain", "propagationpolicies.spec.placement.replicaScheduling").stdout
+    assert "replicaSchedulingType" in out and "weightPreference" in out
+
+
+def test_crd_with_cel_rules_is_refused(admin: Kubectl) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-validations": [{"rule": "self.spec.a > 0"}],
+                            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    refused = admin("apply", "-f", "-", stdin=json.dumps(crd), check=False)
+    assert refused.returncode == 1 and "CEL validation rules are not supported" in refused.stderr
