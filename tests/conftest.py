@@ -17,6 +17,12 @@ def localkube() -> Iterator[ServerThread]:
 
 
 @pytest.fixture(scope="module")
+def small_history() -> Iterator[ServerThread]:
+    """A localkube that keeps only 5 events per resource, to test 410 recovery."""
+    yield from start_server(port=0, history=5)
+
+
+@pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("kube")
 

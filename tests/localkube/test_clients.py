@@ -7,7 +7,7 @@ import asyncio
 import base64
 import json
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,6 @@ from kubernetes_asyncio.client.rest import ApiException
 
 from localkube.controllers import jws_signature
 from tests.servers import ServerThread, start_server
-
-
-@pytest.fixture(scope="module")
-def small_history() -> Iterator[ServerThread]:
-    """A localkube that keeps only 5 events per resource, to test 410 recovery."""
-    yield from start_server(port=0, history=5)
 
 
 @pytest.fixture

@@ -1,0 +1,271 @@
+"""The one place that talks HTTP to API servers.
+
+A request is data (:class:`Request`: method, path, query, body, content type);
+:class:`KubeClient` executes it over one aiohttp session, decodes JSON and turns
+Status errors into :class:`KubeError`. Objects stay plain dicts: most traffic
+is unstructured objects of arbitrary kinds. Watches are async iterators of
+``(type, object)`` pairs read line by line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from karmada.kube.config import ClusterConfig, resolve_exec
+from karmada.kube.resources import Resource
+
+log = logging.getLogger("karmada.kube")
+
+Obj = dict[str, Any]
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+class KubeError(Exception):
+    """An API error: HTTP status plus the server's Status reason and message."""
+
+    def __init__(self, status: int, reason: str, message: str, body: Obj | None = None) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body = body or {}
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409 and self.reason == "Conflict"
+
+    @property
+    def already_exists(self) -> bool:
+        return self.status == 409 and self.reason == "AlreadyExists"
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+
+@dataclass(frozen=True)
+class Request:
+    """One API call, as data."""
+
+    method: str
+    path: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    content_type: str = JSON
+
+
+def object_path(
+    resource: Resource, namespace: str | None = None, name: str | None = None, subresource: str = ""
+) -> str:
+    """The URL path of a collection or object."""
+    base = f"/api/{resource.version}" if not resource.group else f"/apis/{resource.group}/{resource.version}"
+    if resource.namespaced and namespace:
+        base += f"/namespaces/{quote(namespace, safe='')}"
+    base += f"/{resource.plural}"
+    if name:
+        base += f"/{quote(name, safe='')}"
+    if subresource:
+        base += f"/{subresource}"
+    return base
+
+
+class KubeClient:
+    """An async client for one API server."""
+
+    def __init__(self, config: ClusterConfig, *, timeout: float = 30.0) -> None:
+        self.config = config
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._watched = False
+        self._ssl = None if config.server.startswith("http://") else config.ssl_context()
+        self._exec_resolved = False
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection pool.
+
+        A watch cut short closes its TLS connection outside the pool; the TLS
+        shutdown needs a few loop turns to finish, so give it a moment before
+        the caller's loop may end (aiohttp's documented graceful shutdown).
+        """
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+            if self._watched:
+                await asyncio.sleep(0.05)
+
+    async def _ensure(self) -> aiohttp.ClientSession:
+        if self.config.credentials.exec_config and not self._exec_resolved:
+            await resolve_exec(self.config.credentials)
+            self._ssl = self.config.ssl_context()
+            self._exec_resolved = True
+        if self._session is None:
+            connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else False, limit=64)
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    def _headers(self, request: Request) -> dict[str, str]:
+        headers = {"Accept": JSON}
+        if request.body is not None:
+            headers["Content-Type"] = request.content_type
+        token = self.config.credentials.bearer()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    async def execute(self, request: Request) -> Obj:
+        """Run a request; the decoded JSON body, or :class:`KubeError`."""
+        session = await self._ensure()
+        data = None if request.body is None else json.dumps(request.body)
+        try:
+            async with session.request(
+                request.method,
+                self.config.server + request.path,
+                params=dict(request.params),
+                data=data,
+                headers=self._headers(request),
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            ) as response:
+                text = await response.text()
+                return self._decode(response.status, text)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeError(0, "ConnectionError", f"{request.method} {request.path}: {exc!s}") from exc
+
+    @staticmethod
+    def _decode(status: int, text: str) -> Obj:
+        try:
+            body = json.loads(text) if text else {}
+        except ValueError:
+            body = {}
+        if status >= 400:
+            if isinstance(body, dict) and body.get("kind") == "Status":
+                raise KubeError(status, body.get("reason", ""), body.get("message", ""), body)
+            raise KubeError(status, "Unknown", text[:500])
+        return body if isinstance(body, dict) else {"value": body}
+
+    # -- verbs -------------------------------------------------------------
+    async def get(self, resource: Resource, name: str, namespace: str | None = None, subresource: str = "") -> Obj:
+        return await self.execute(Request("GET", object_path(resource, namespace, name, subresource)))
+
+    async def get_or_none(self, resource: Resource, name: str, namespace: str | None = None) -> Obj | None:
+        try:
+            return await self.get(resource, name, namespace)
+        except KubeError as exc:
+            if exc.not_found:
+                return None
+            raise
+
+    async def list(self, resource: Resource, namespace: str | None = None, **params: str) -> Obj:
+        return await self.execute(Request("GET", object_path(resource, namespace), params))
+
+    async def create(self, resource: Resource, body: Obj, namespace: str | None = None, **params: str) -> Obj:
+        return await self.execute(Request("POST", object_path(resource, namespace), params, body))
+
+    async def update(self, resource: Resource, body: Obj, namespace: str | None = None, subresource: str = "") -> Obj:
+        name = body["metadata"]["name"]
+        return await self.execute(Request("PUT", object_path(resource, namespace, name, subresource), {}, body))
+
+    async def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        content_type: str = MERGE_PATCH,
+        subresource: str = "",
+        **params: str,
+    ) -> Obj:
+        return await self.execute(
+            Request("PATCH", object_path(resource, namespace, name, subresource), params, patch, content_type)
+        )
+
+    async def apply(
+        self, resource: Resource, body: Obj, namespace: str | None = None, *, manager: str, force: bool = True
+    ) -> Obj:
+        """Server-side apply of ``body`` as ``manager``."""
+        params = {"fieldManager": manager}
+        if force:
+            params["force"] = "true"
+        return await self.patch(resource, body["metadata"]["name"], body, namespace, content_type=APPLY_PATCH, **params)
+
+    async def delete(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str = "Background",
+        preconditions: Obj | None = None,
+    ) -> Obj:
+        body: Obj = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        if preconditions:
+            body["preconditions"] = preconditions
+        return await self.execute(Request("DELETE", object_path(resource, namespace, name), {}, body))
+
+    async def raw_get(self, path: str) -> Obj:
+        return await self.execute(Request("GET", path))
+
+    async def watch(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str = "",
+        timeout_seconds: int = 300,
+        bookmarks: bool = True,
+        params: Mapping[str, str] | None = None,
+    ) -> AsyncGenerator[tuple[str, Obj], None]:
+        """Stream ``(type, object)`` events; an ERROR event raises :class:`KubeError`."""
+        session = await self._ensure()
+        self._watched = True
+        query = dict(params or {})
+        query.update({"watch": "true", "timeoutSeconds": str(timeout_seconds)})
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        if bookmarks:
+            query["allowWatchBookmarks"] = "true"
+        request = Request("GET", object_path(resource, namespace), query)
+        try:
+            async with session.get(
+                self.config.server + request.path,
+                params=query,
+                headers=self._headers(request),
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30),
+            ) as response:
+                if response.status >= 400:
+                    self._decode(response.status, await response.text())
+                while True:
+                    line = await response.content.readline()
+                    if not line:
+                        return
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object") or {}
+                        raise KubeError(
+                            int(status.get("code", 500)), status.get("reason", ""), status.get("message", ""), status
+                        )
+                    yield event["type"], event["object"]
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise KubeError(0, "ConnectionError", f"watch {request.path}: {exc!s}") from exc

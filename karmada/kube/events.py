@@ -1,0 +1,79 @@
+"""Recording Kubernetes Events about objects (what ``kubectl describe`` shows).
+
+Repeats of the same event (object, reason, message) within ten minutes bump
+``count`` and ``lastTimestamp`` of one Event instead of creating new ones, as
+client-go's correlator does. Recording never raises: events are advisory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import logging
+import time
+from typing import Any
+
+from karmada.kube.client import KubeClient, KubeError
+from karmada.kube.resources import EVENTS
+
+log = logging.getLogger("karmada.kube.events")
+
+Obj = dict[str, Any]
+AGGREGATION_WINDOW = 600.0
+
+
+def _time() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class EventRecorder:
+    """Writes core/v1 Events as ``component``."""
+
+    def __init__(self, client: KubeClient, component: str, host: str = "") -> None:
+        self.client = client
+        self.component = component
+        self.host = host
+        self._seen: dict[str, tuple[str, int, float]] = {}
+
+    async def record(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
+        """Record one event about ``obj`` (``event_type`` is Normal or Warning)."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        involved = {
+            "apiVersion": obj.get("apiVersion", ""),
+            "kind": obj.get("kind", ""),
+            "name": meta.get("name", ""),
+            "uid": meta.get("uid", ""),
+        }
+        if meta.get("namespace"):
+            involved["namespace"] = meta["namespace"]
+        identity = hashlib.sha1(f"{involved}/{reason}/{message}".encode(), usedforsecurity=False).hexdigest()[:10]
+        now = _time()
+        try:
+            seen = self._seen.get(identity)
+            if seen and time.monotonic() - seen[2] < AGGREGATION_WINDOW:
+                name, count, _ = seen
+                patch = {"count": count + 1, "lastTimestamp": now}
+                await self.client.patch(EVENTS, name, patch, namespace)
+                self._seen[identity] = (name, count + 1, time.monotonic())
+                return
+            name = f"{meta.get('name', 'object')}.{identity}{int(time.time() * 1000) % 100000:05d}"
+            body = {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": involved,
+                "reason": reason,
+                "message": message[:1024],
+                "type": event_type,
+                "source": {"component": self.component, **({"host": self.host} if self.host else {})},
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
+                "reportingComponent": self.component,
+                "reportingInstance": self.host,
+            }
+            await self.client.create(EVENTS, body, namespace)
+            self._seen[identity] = (name, 1, time.monotonic())
+        except KubeError as exc:
+            log.warning("could not record event %s on %s/%s: %s", reason, namespace, meta.get("name"), exc)

@@ -1,0 +1,201 @@
+"""The shared Kubernetes plumbing, against a real localkube over TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from karmada.kube import (
+    ConfigError,
+    EventRecorder,
+    Informer,
+    KubeClient,
+    KubeError,
+    LeaderElector,
+    ResourceMapper,
+    UnknownKind,
+    WorkQueue,
+    from_kubeconfig,
+    from_kubeconfig_bytes,
+)
+from karmada.kube.resources import CONFIGMAPS, EVENTS, LEASES
+from manifests import crd_files
+from tests.servers import ServerThread
+
+
+@pytest.fixture
+async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        yield client
+
+
+async def test_crud_and_errors(kube: KubeClient) -> None:
+    created = await kube.create(CONFIGMAPS, {"metadata": {"name": "plumb"}, "data": {"a": "1"}}, "default")
+    assert created["metadata"]["uid"]
+    with pytest.raises(KubeError) as caught:
+        await kube.create(CONFIGMAPS, {"metadata": {"name": "plumb"}}, "default")
+    assert caught.value.already_exists
+    patched = await kube.patch(CONFIGMAPS, "plumb", {"data": {"b": "2"}}, "default")
+    assert patched["data"] == {"a": "1", "b": "2"}
+    stale = dict(created, data={"c": "3"})
+    with pytest.raises(KubeError) as conflict:
+        await kube.update(CONFIGMAPS, stale, "default")
+    assert conflict.value.conflict
+    applied = await kube.apply(
+        CONFIGMAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "ssa", "namespace": "default"},
+            "data": {"x": "1"},
+        },
+        "default",
+        manager="test",
+    )
+    assert applied["metadata"]["managedFields"][0]["manager"] == "test"
+    await kube.delete(CONFIGMAPS, "plumb", "default")
+    assert await kube.get_or_none(CONFIGMAPS, "plumb", "default") is None
+
+
+async def test_resource_mapper_resolves_crds_after_they_appear(kube: KubeClient, localkube: ServerThread) -> None:
+    mapper = ResourceMapper(kube)
+    deployments = await mapper.resource_for("apps/v1", "Deployment")
+    assert (deployments.plural, deployments.namespaced) == ("deployments", True)
+    with pytest.raises(UnknownKind):
+        await mapper.resource_for("cluster.karmada.io/v1alpha1", "Cluster")
+    crd = yaml.safe_load(next(p for p in crd_files() if "clusters" in p.name).read_text())
+    await kube.create((await mapper.resource_for("apiextensions.k8s.io/v1", "CustomResourceDefinition")), crd)
+    clusters = await mapper.resource_for("cluster.karmada.io/v1alpha1", "Cluster")
+    assert (clusters.plural, clusters.namespaced) == ("clusters", False)
+
+
+async def test_informer_caches_and_relists_after_410(small_history: ServerThread, workdir: Path) -> None:
+    async with KubeClient(
+        from_kubeconfig(small_history.kubeconfig(workdir, "informer-admin", ["system:masters"]))
+    ) as client:
+        informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=cached", watch_timeout=2)
+        seen: list[tuple[str, str]] = []
+        informer.add_handler(lambda kind, obj, old: seen.append((kind, obj["metadata"]["name"])))
+        informer.start()
+        await informer.wait_synced(5)
+        await client.create(CONFIGMAPS, {"metadata": {"name": "c1", "labels": {"app": "cached"}}}, "default")
+        for _ in range(50):
+            if informer.get("c1", "default"):
+                break
+            await asyncio.sleep(0.05)
+        assert informer.get("c1", "default") is not None
+        cached = informer.get("c1", "default")
+        assert cached is not None and "managedFields" not in cached["metadata"]
+        # expire the informer's resourceVersion while its watch is between reconnections
+        await informer.stop()
+        for index in range(10):
+            await client.create(CONFIGMAPS, {"metadata": {"name": f"churn-{index}"}}, "default")
+        await client.create(CONFIGMAPS, {"metadata": {"name": "c2", "labels": {"app": "cached"}}}, "default")
+        relists = informer.relists
+        informer.start()
+        for _ in range(100):
+            if informer.get("c2", "default"):
+                break
+            await asyncio.sleep(0.05)
+        await informer.stop()
+        assert informer.get("c2", "default") is not None and informer.relists > relists
+        assert ("ADDED", "c1") in seen and ("ADDED", "c2") in seen
+        assert {o["metadata"]["name"] for o in informer.items()} == {"c1", "c2"}
+
+
+async def test_work_queue_deduplicates_and_backs_off() -> None:
+    queue: WorkQueue[str] = WorkQueue(base_delay=0.01, max_delay=0.05)
+    queue.add("a")
+    queue.add("a")
+    queue.add("b")
+    assert len(queue) == 2
+    key = await queue.get()
+    assert key == "a"
+    queue.add("a")  # while processing: comes back after done()
+    assert len(queue) == 1
+    queue.done("a")
+    assert len(queue) == 2
+    assert [queue.add_rate_limited("x") for _ in range(4)] == [0.01, 0.02, 0.04, 0.05]
+    queue.forget("x")
+    assert queue.failures("x") == 0
+    got = [await asyncio.wait_for(queue.get(), 1) for _ in range(3)]
+    assert got == ["b", "a", "x"]
+    await queue.shutdown()
+
+
+async def test_leader_election_hands_over(kube: KubeClient) -> None:
+    first = LeaderElector(kube, "default", "election", "one", lease_duration=1, renew_deadline=0.8, retry_period=0.1)
+    second = LeaderElector(kube, "default", "election", "two", lease_duration=1, renew_deadline=0.8, retry_period=0.1)
+    assert await first.try_acquire_or_renew()
+    assert not await second.try_acquire_or_renew()
+    lease = await kube.get(LEASES, "election", "default")
+    assert lease["spec"]["holderIdentity"] == "one"
+    await asyncio.sleep(1.2)  # "one" stopped renewing: the lease expires
+    assert await second.try_acquire_or_renew()
+    lease = await kube.get(LEASES, "election", "default")
+    assert (lease["spec"]["holderIdentity"], lease["spec"]["leaseTransitions"]) == ("two", 1)
+    led = asyncio.Event()
+
+    async def lead() -> None:
+        led.set()
+        await asyncio.sleep(3600)
+
+    runner = asyncio.create_task(second.run(lead))
+    await asyncio.wait_for(led.wait(), 2)
+    assert second.is_leader
+    runner.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await runner
+
+
+async def test_event_recorder_aggregates(kube: KubeClient) -> None:
+    target = await kube.create(CONFIGMAPS, {"metadata": {"name": "noted"}}, "default")
+    target.update(apiVersion="v1", kind="ConfigMap")
+    recorder = EventRecorder(kube, "karmada-test")
+    await recorder.record(target, "Normal", "Synced", "all good")
+    await recorder.record(target, "Normal", "Synced", "all good")
+    events = await kube.list(EVENTS, "default", fieldSelector="involvedObject.name=noted")
+    assert len(events["items"]) == 1
+    event: dict[str, Any] = events["items"][0]
+    assert (event["reason"], event["count"], event["source"]["component"]) == ("Synced", 2, "karmada-test")
+
+
+def test_kubeconfig_loading(tmp_path: Path) -> None:
+    text = """
+apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: "https://a.example:6443/", insecure-skip-tls-verify: true}
+- name: b
+  cluster: {server: "https://b.example", certificate-authority: ca.pem}
+users:
+- name: t
+  user: {token: secret-token}
+contexts:
+- name: ctx-a
+  context: {cluster: a, user: t}
+- name: ctx-b
+  context: {cluster: b, user: t}
+current-context: ctx-a
+"""
+    (tmp_path / "ca.pem").write_text("PEM")
+    (tmp_path / "config").write_text(text)
+    first = from_kubeconfig(tmp_path / "config")
+    assert (first.server, first.insecure, first.credentials.bearer()) == (
+        "https://a.example:6443",
+        True,
+        "secret-token",
+    )
+    second = from_kubeconfig(tmp_path / "config", context="ctx-b")
+    assert second.server == "https://b.example" and second.ca_pem == b"PEM"
+    with pytest.raises(ConfigError, match="context 'nope' not found"):
+        from_kubeconfig_bytes(text, context="nope")
+    with pytest.raises(ConfigError, match="cannot read kubeconfig"):
+        from_kubeconfig(tmp_path / "missing")
