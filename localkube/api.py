@@ -21,6 +21,7 @@ from localkube.errors import (
     MODIFIED,
     APIError,
     Cause,
+    GoLiteral,
     already_exists,
     bad_request,
     conflict,
@@ -334,7 +335,7 @@ class ResourceAPI:
                 rt.kind,
                 rt.group,
                 name,
-                [field_invalid("metadata.resourceVersion", "0x0", "must be specified for an update")],
+                [field_invalid("metadata.resourceVersion", GoLiteral("0x0"), "must be specified for an update")],
             )
         if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
             raise conflict(

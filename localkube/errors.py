@@ -175,8 +175,14 @@ def field_duplicate(path: str, value: Any) -> Cause:
     return Cause("FieldValueDuplicate", f"Duplicate value: {go_value(value)}", path)
 
 
+class GoLiteral(str):
+    """A value Go prints unquoted, such as the uint64 ``0x0`` of a missing resourceVersion."""
+
+
 def go_value(value: Any) -> str:
     """A value as Go's %#v-ish error formatting shows it: strings quoted, others plain."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, bool):

@@ -25,7 +25,14 @@ from localkube.errors import (
     field_too_long,
     field_unsupported,
 )
-from localkube.meta import check_microtime, check_time, new_uid, now_time
+from localkube.meta import (
+    canonical_microtime,
+    canonical_time,
+    check_microtime,
+    check_time,
+    new_uid,
+    now_time,
+)
 
 Obj = dict[str, Any]
 
@@ -309,31 +316,48 @@ class ServiceStrategy(Strategy):
         return causes
 
 
+def _decode_times(kind: str, obj: Obj, times: tuple[str, ...], micro_times: tuple[str, ...]) -> None:
+    """Parse time fields the way the Go decoder does: reject what it cannot
+    parse (400) and store the canonical UTC form of the rest."""
+    for fields, check, canonical in (
+        (times, check_time, canonical_time),
+        (micro_times, check_microtime, canonical_microtime),
+    ):
+        for path in fields:
+            *parents, leaf = path.split(".")
+            holder: Any = obj
+            for parent in parents:
+                holder = holder.get(parent) if isinstance(holder, dict) else None
+            if not isinstance(holder, dict) or holder.get(leaf) is None:
+                continue
+            problem = check(holder[leaf])
+            if problem:
+                raise bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: {problem}')
+            holder[leaf] = canonical(holder[leaf])
+
+
 class LeaseStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        _decode_times("Lease", obj, (), ("spec.acquireTime", "spec.renewTime"))
+
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        self.prepare_create(obj, context)
+
     def validate(self, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        causes = []
-        for field in ("acquireTime", "renewTime"):
-            if field in spec and spec[field] is not None:
-                problem = check_microtime(spec[field])
-                if problem:
-                    raise bad_request(f'Lease in version "v1" cannot be handled as a Lease: {problem}')
-        duration = spec.get("leaseDurationSeconds")
+        duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
         if duration is not None and (not isinstance(duration, int) or duration <= 0):
-            causes.append(field_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
-        return causes
+            return [field_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+        return []
 
 
 class EventStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        _decode_times("Event", obj, ("firstTimestamp", "lastTimestamp"), ("eventTime", "series.lastObservedTime"))
+
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        self.prepare_create(obj, context)
+
     def validate(self, obj: Obj) -> list[Cause]:
-        for field in ("firstTimestamp", "lastTimestamp"):
-            value = obj.get(field)
-            if value is not None and check_time(value):
-                raise bad_request(f'Event in version "v1" cannot be handled as a Event: {check_time(value)}')
-        if obj.get("eventTime") is not None and check_microtime(obj["eventTime"]):
-            raise bad_request(
-                f'Event in version "v1" cannot be handled as a Event: {check_microtime(obj["eventTime"])}'
-            )
         involved = obj.get("involvedObject") or obj.get("regarding") or {}
         namespace = obj["metadata"].get("namespace", "")
         if involved.get("namespace") and namespace and involved["namespace"] != namespace:

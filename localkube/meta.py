@@ -91,9 +91,20 @@ def check_microtime(value: Any) -> str | None:
 
 
 def check_time(value: Any) -> str | None:
+    """Why ``value`` is not a Time (RFC 3339, offset required, fraction optional)."""
     if not isinstance(value, str) or not TIME.fullmatch(value):
         return f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse'
     return None
+
+
+def canonical_time(value: str) -> str:
+    """A valid Time as the server writes it back: UTC, whole seconds, ``Z``."""
+    return parse_time(value).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def canonical_microtime(value: str) -> str:
+    """A valid MicroTime as the server writes it back: UTC, six digits, ``Z``."""
+    return parse_time(value).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def name_problem(kind: str, name: str) -> str | None:

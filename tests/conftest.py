@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Kubectl, ServerThread, start_server
+from tests.servers import Kubectl, Raw, ServerThread, start_server
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,12 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def admin(localkube: ServerThread, workdir: Path) -> Kubectl:
     """kubectl as a cluster admin (client certificate in system:masters)."""
     return Kubectl(localkube.kubeconfig(workdir), workdir / "cache")
+
+
+@pytest.fixture(scope="module")
+def raw(localkube: ServerThread, workdir: Path) -> Raw:
+    """Plain HTTPS requests to the module's localkube, as admin or with a token."""
+    return Raw(localkube, localkube.kubeconfig(workdir))
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,18 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import os
+import ssl
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
+
+import aiohttp
+import yaml
 
 from localkube.server import LocalKube, ServerConfig
 from tests.programs import kubectl, run
@@ -94,3 +100,45 @@ def start_server(**config: Any) -> Iterator[ServerThread]:
         yield thread
     finally:
         thread.stop()
+
+
+class Raw:
+    """Plain HTTPS calls with the admin client certificate."""
+
+    def __init__(self, server: ServerThread, kubeconfig: Path) -> None:
+        data = yaml.safe_load(kubeconfig.read_text())
+        directory = kubeconfig.parent
+        user = data["users"][0]["user"]
+        (directory / "raw.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
+        (directory / "raw.key").write_bytes(base64.b64decode(user["client-key-data"]))
+        self.context = ssl.create_default_context(cadata=server.server.ca_pem().decode())
+        self.context.load_cert_chain(directory / "raw.crt", directory / "raw.key")
+        self.anonymous = ssl.create_default_context(cadata=server.server.ca_pem().decode())
+        self.url = server.url
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str = "",
+        anonymous: bool = False,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any, dict[str, str]]:
+        headers = {"Content-Type": content_type}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        context = self.anonymous if (anonymous or token) else self.context
+        async with (
+            aiohttp.ClientSession() as session,
+            session.request(
+                method, self.url + path, data=None if body is None else json.dumps(body), headers=headers, ssl=context
+            ) as response,
+        ):
+            text = await response.text()
+            try:
+                payload = json.loads(text)
+            except ValueError:
+                payload = text
+            return response.status, payload, dict(response.headers)

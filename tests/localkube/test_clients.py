@@ -6,19 +6,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-import yaml
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
 from localkube.controllers import jws_signature
-from tests.servers import ServerThread, start_server
+from tests.servers import Raw, ServerThread, start_server
 
 
 @pytest.fixture
@@ -28,53 +26,6 @@ async def api(localkube: ServerThread, workdir: Path) -> AsyncIterator[client.Ap
     await config.load_kube_config(config_file=str(path), client_configuration=configuration)
     async with client.ApiClient(configuration) as api_client:
         yield api_client
-
-
-class Raw:
-    """Plain HTTPS calls with the admin client certificate."""
-
-    def __init__(self, server: ServerThread, kubeconfig: Path) -> None:
-        data = yaml.safe_load(kubeconfig.read_text())
-        directory = kubeconfig.parent
-        user = data["users"][0]["user"]
-        (directory / "raw.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
-        (directory / "raw.key").write_bytes(base64.b64decode(user["client-key-data"]))
-        self.context = ssl.create_default_context(cadata=server.server.ca_pem().decode())
-        self.context.load_cert_chain(directory / "raw.crt", directory / "raw.key")
-        self.anonymous = ssl.create_default_context(cadata=server.server.ca_pem().decode())
-        self.url = server.url
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        token: str = "",
-        anonymous: bool = False,
-        content_type: str = "application/json",
-    ) -> tuple[int, Any, dict[str, str]]:
-        headers = {"Content-Type": content_type}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        context = self.anonymous if (anonymous or token) else self.context
-        async with (
-            aiohttp.ClientSession() as session,
-            session.request(
-                method, self.url + path, data=None if body is None else json.dumps(body), headers=headers, ssl=context
-            ) as response,
-        ):
-            text = await response.text()
-            try:
-                payload = json.loads(text)
-            except ValueError:
-                payload = text
-            return response.status, payload, dict(response.headers)
-
-
-@pytest.fixture(scope="module")
-def raw(localkube: ServerThread, workdir: Path) -> Raw:
-    return Raw(localkube, localkube.kubeconfig(workdir))
 
 
 async def test_typed_client_round_trip(api: client.ApiClient) -> None:

@@ -330,6 +330,31 @@ def test_certificate_approve_signs_client_certificates(admin: Kubectl, localkube
     assert conditions[0]["type"] == "Approved" and conditions[0]["reason"] == "KubectlApprove"
 
 
+def test_create_token_for_a_service_account(admin: Kubectl, localkube: ServerThread, workdir: Path) -> None:
+    admin("create", "serviceaccount", "robot")
+    admin("create", "rolebinding", "robot-view", "--clusterrole=view", "--serviceaccount=default:robot")
+    token = admin("create", "token", "robot", "--duration=10m").stdout.strip()
+    assert token.count(".") == 2
+    config = workdir / "robot.kubeconfig"
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "l", "cluster": {"server": localkube.url, "insecure-skip-tls-verify": True}}],
+                "users": [{"name": "robot", "user": {"token": token}}],
+                "contexts": [{"name": "l", "context": {"cluster": "l", "user": "robot", "namespace": "default"}}],
+                "current-context": "l",
+            }
+        )
+    )
+    robot = Kubectl(config, workdir / "cache")
+    who = robot("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout
+    assert who == "system:serviceaccount:default:robot"
+    assert robot("auth", "can-i", "list", "configmaps").stdout.strip() == "yes"
+    assert robot("auth", "can-i", "create", "configmaps", check=False).stdout.strip() == "no"
+
+
 def test_errors_keep_the_server_serving(admin: Kubectl) -> None:
     bad_name = admin("create", "configmap", "Bad_Name", check=False)
     assert 'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain' in bad_name.stderr
