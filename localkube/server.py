@@ -65,6 +65,7 @@ JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 BOOKMARK_INTERVAL = 60.0
+DISCONNECT_CHECK = 2.0
 
 
 def _dump(obj: Any, pretty: bool = False) -> str:
@@ -811,8 +812,14 @@ class LocalKube:
                     min(remaining, BOOKMARK_INTERVAL - (time.monotonic() - last_bookmark)) if bookmarks else remaining
                 )
                 try:
-                    event = await asyncio.wait_for(watcher.queue.get(), timeout=max(wait, 0.01))
+                    # wake at least every DISCONNECT_CHECK seconds: an idle watch
+                    # must notice a client that went away (Go cancels its context)
+                    async with asyncio.timeout(max(min(wait, DISCONNECT_CHECK), 0.01)):
+                        event = await watcher.queue.get()
                 except TimeoutError:
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        break
                     if bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_INTERVAL - 0.01:
                         await send(
                             "BOOKMARK",
@@ -825,15 +832,17 @@ class LocalKube:
                         last_bookmark = time.monotonic()
                     continue
                 await self._send_event(send, rt, namespace, labels, fields, event)
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+        except ConnectionResetError:
+            return response
         finally:
             self.store.unsubscribe(rt.storage_key, watcher)
             self.watch_count -= 1
             if current is not None:
                 self._watch_tasks.discard(current)
-        with contextlib.suppress(ConnectionResetError, RuntimeError):
-            await response.write_eof()
+        transport = request.transport
+        if transport is not None and not transport.is_closing():
+            with contextlib.suppress(ConnectionResetError, RuntimeError):
+                await response.write_eof()
         return response
 
     def _watch_view(self, rt: ResourceType, obj: Obj) -> Obj:
