@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from localkube import builtin_schemas
 from localkube import crd as crds
 from localkube.errors import (
     MODIFIED,
@@ -190,10 +191,16 @@ class ResourceAPI:
         return obj
 
     def _schema_process(self, rt: ResourceType, obj: Obj, options: WriteOptions) -> list[str]:
-        """Prune, default and validate a custom resource; returns warnings."""
-        if not rt.custom or rt.schema is None:
+        """Drop unknown fields (an error under fieldValidation=Strict, warnings
+        under Warn), then default a custom resource; returns warnings."""
+        if not rt.custom:
+            # events.k8s.io events are already in their stored core/v1 shape here
+            group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+            dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
+        elif rt.schema is not None:
+            dropped = crds.prune_custom_resource(obj, rt.schema)
+        else:
             return []
-        dropped = crds.prune_custom_resource(obj, rt.schema)
         warnings: list[str] = []
         if dropped and options.field_validation == "Strict":
             fields = ", ".join(f'unknown field "{d}"' for d in dropped)
@@ -202,7 +209,8 @@ class ResourceAPI:
             )
         if dropped and options.field_validation == "Warn":
             warnings = [f'unknown field "{d}"' for d in dropped]
-        crds.apply_defaults(obj, rt.schema)
+        if rt.custom and rt.schema is not None:
+            crds.apply_defaults(obj, rt.schema)
         return warnings
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:

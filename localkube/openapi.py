@@ -1,7 +1,7 @@
 """The OpenAPI v3 documents kubectl 1.32 needs: per group-version, each kind's
 PATCH operation advertising ``fieldValidation`` (so ``kubectl apply`` validates
-on the server) and component schemas for ``kubectl explain`` (full schemas for
-custom resources; an open object for built-in kinds)."""
+on the server) and component schemas for ``kubectl explain`` (a CRD's schema
+for custom resources; Kubernetes' own definitions for built-in kinds)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import hashlib
 import json
 from typing import Any
 
+from localkube import builtin_schemas
 from localkube.resources import Registry, ResourceType
 
 Obj = dict[str, Any]
@@ -24,6 +25,10 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def _schema_name(rt: ResourceType) -> str:
+    if not rt.custom:
+        known = builtin_schemas.definition_name(rt.group, rt.version, rt.kind)
+        if known is not None:
+            return known
     group = ".".join(reversed(rt.group.split("."))) if rt.group else "core"
     return (
         f"io.k8s.api.{group}.{rt.version}.{rt.kind}"
@@ -83,6 +88,7 @@ def group_version_document(registry: Registry, group: str, version: str) -> Obj:
     """The OpenAPI 3 document of one group/version."""
     paths: Obj = {}
     schemas: Obj = {}
+    builtin: list[str] = []
     for rt in registry.resources(group, version):
         if rt.verbs == ("create",):
             continue
@@ -123,7 +129,11 @@ def group_version_document(registry: Registry, group: str, version: str) -> Obj:
                 "requestBody": {"content": {"*/*": {"schema": ref}}},
             },
         }
-        schemas[name] = _object_schema(rt)
+        if rt.custom or builtin_schemas.definition_name(rt.group, rt.version, rt.kind) is None:
+            schemas[name] = _object_schema(rt)
+        else:
+            builtin.append(name)
+    schemas.update(builtin_schemas.component_schemas(builtin))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
@@ -146,12 +156,33 @@ def document_hash(document: Obj) -> str:
     return hashlib.sha512(json.dumps(document, sort_keys=True).encode()).hexdigest()[:32].upper()
 
 
-def root_document(registry: Registry) -> Obj:
-    """``/openapi/v3``: every served group/version with a content-hashed URL."""
-    paths: Obj = {}
-    for group, versions in registry.groups():
-        for version in versions:
-            path = _gv_path(group, version)
-            digest = document_hash(group_version_document(registry, group, version))
-            paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
-    return {"paths": paths}
+class OpenAPIDocuments:
+    """The served documents, built once per registry generation: built-in
+    schemas make them large, and kubectl fetches them on every apply."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._generation = -1
+        self._documents: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def document(self, group: str, version: str) -> tuple[str, str]:
+        """``(JSON text, hash)`` of one group/version's document."""
+        if self._generation != self.registry.generation:
+            self._documents.clear()
+            self._generation = self.registry.generation
+        cached = self._documents.get((group, version))
+        if cached is None:
+            document = group_version_document(self.registry, group, version)
+            cached = (json.dumps(document, separators=(",", ":")), document_hash(document))
+            self._documents[(group, version)] = cached
+        return cached
+
+    def root(self) -> Obj:
+        """``/openapi/v3``: every served group/version with a content-hashed URL."""
+        paths: Obj = {}
+        for group, versions in self.registry.groups():
+            for version in versions:
+                path = _gv_path(group, version)
+                digest = self.document(group, version)[1]
+                paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
+        return {"paths": paths}

@@ -346,6 +346,7 @@ class Registry:
     def __init__(self) -> None:
         self._by_path: dict[tuple[str, str, str], ResourceType] = {}
         self._custom: dict[str, list[ResourceType]] = {}
+        self.generation = 0  # bumped whenever the served set changes (caches key on it)
         for rt in BUILTIN:
             self._by_path[(rt.group, rt.version, rt.plural)] = rt
 
@@ -370,6 +371,7 @@ class Registry:
 
     def set_custom(self, crd_name: str, types: list[ResourceType]) -> None:
         """Serve (or stop serving, with an empty list) the versions of one CRD."""
+        self.generation += 1
         for old in self._custom.pop(crd_name, []):
             self._by_path.pop((old.group, old.version, old.plural), None)
         if types:

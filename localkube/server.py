@@ -68,6 +68,12 @@ BOOKMARK_INTERVAL = 60.0
 DISCONNECT_CHECK = 2.0
 
 
+def warning_header(text: str) -> str:
+    """One RFC 7234 warning value: code 299, agent "-", quoted text with escapes."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
 def _dump(obj: Any, pretty: bool = False) -> str:
     if pretty:
         return json.dumps(obj, indent=2)
@@ -121,7 +127,7 @@ class LocalKube:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.port = self.config.port
         self.static_tokens = dict(self.config.static_tokens)
-        self._openapi_cache: dict[tuple[str, str], tuple[int, Obj]] = {}
+        self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watch_count = 0
         self._watch_tasks: set[asyncio.Task[Any]] = set()
 
@@ -332,7 +338,6 @@ class LocalKube:
             updated["status"] = status
             current = self.store.put("apiextensions.k8s.io/customresourcedefinitions", updated, "MODIFIED")
         self.registry.set_custom(name, resource_types(current))
-        self._openapi_cache.clear()
 
     def controllers_wake(self) -> None:
         controllers = getattr(self, "controllers", None)
@@ -444,7 +449,7 @@ class LocalKube:
         mode, _ = self._accept(request) if obj.get("kind") != "Status" else ("json", "")
         headers = {}
         if warnings:
-            headers["Warning"] = ", ".join(f'299 - "{w}"' for w in warnings)[:4096]
+            headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
         if mode == "yaml":
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
@@ -930,7 +935,7 @@ class LocalKube:
                 content_type=JSON,
             )
         if path == "/openapi/v3":
-            return web.Response(text=_dump(openapi.root_document(self.registry)), content_type=JSON)
+            return web.Response(text=_dump(self._openapi.root()), content_type=JSON)
         if path.startswith("/openapi/v3/"):
             rest = path[len("/openapi/v3/") :].split("/")
             if rest[0] == "api" and len(rest) == 2:
@@ -941,8 +946,7 @@ class LocalKube:
                 raise resource_not_found()
             if not self.registry.resources(group, version):
                 raise resource_not_found()
-            document = openapi.group_version_document(self.registry, group, version)
-            return web.Response(text=_dump(document), content_type=JSON)
+            return web.Response(text=self._openapi.document(group, version)[0], content_type=JSON)
         raise resource_not_found()
 
     # -- review APIs ----------------------------------------------------------------------------

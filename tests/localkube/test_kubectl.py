@@ -381,6 +381,42 @@ def test_explain_custom_resources(admin: Kubectl) -> None:
     assert "replicaSchedulingType" in out and "weightPreference" in out
 
 
+def test_explain_built_in_kinds(admin: Kubectl) -> None:
+    out = admin("explain", "deployment.spec.strategy").stdout
+    assert "KIND:       Deployment" in out and "rollingUpdate" in out and "Recreate" in out
+    out = admin("explain", "pods.spec.containers.ports", "--recursive").stdout
+    assert "containerPort" in out and "hostIP" in out
+
+
+TYPO_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  replicass: 2
+  selector: {{matchLabels: {{app: typo}}}}
+  template:
+    metadata: {{labels: {{app: typo}}}}
+    spec:
+      containers: [{{name: c, image: nginx, imagePullPolicyy: Always}}]
+"""
+
+
+def test_unknown_fields_of_built_in_kinds(admin: Kubectl) -> None:
+    strict = admin("apply", "-f", "-", stdin=TYPO_DEPLOYMENT.format(name="strict"), check=False)
+    assert strict.returncode == 1
+    assert (
+        'strict decoding error: unknown field "spec.replicass", '
+        'unknown field "spec.template.spec.containers[0].imagePullPolicyy"'
+    ) in strict.stderr
+    warned = admin("apply", "--validate=warn", "-f", "-", stdin=TYPO_DEPLOYMENT.format(name="warned"))
+    assert 'Warning: unknown field "spec.replicass"' in warned.stderr
+    admin("apply", "--validate=false", "-f", "-", stdin=TYPO_DEPLOYMENT.format(name="ignored"))
+    stored = json.loads(admin("get", "deployment", "ignored", "-o", "json").stdout)
+    assert "replicass" not in stored["spec"], "unknown fields are dropped like the Go decoder does"
+    assert stored["spec"]["replicas"] == 1
+
+
 def test_crd_with_cel_rules_is_refused(admin: Kubectl) -> None:
     crd = {
         "apiVersion": "apiextensions.k8s.io/v1",
