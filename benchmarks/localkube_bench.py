@@ -15,39 +15,13 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.resources import CONFIGMAPS, NAMESPACES
-
-
-@contextmanager
-def serve(directory: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A ``localkube serve`` subprocess on a free port; its admin kubeconfig."""
-    kubeconfig = directory / "admin.kubeconfig"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "localkube", "serve", "--port", "0", "--kubeconfig-out", str(kubeconfig)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if "serving on" not in line:
-            raise RuntimeError(f"localkube did not start: {line!r}")
-        deadline = time.monotonic() + 10
-        while not kubeconfig.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        yield process, kubeconfig
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+from localkube.process import LocalKubeProcess
 
 
 def rss_mib(pid: int) -> float:
@@ -143,7 +117,8 @@ async def make_namespace(kubeconfig: Path, name: str) -> None:
 
 async def run(objects: int) -> dict[str, float]:
     results: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp, serve(Path(tmp)) as (process, kubeconfig):
+    with tempfile.TemporaryDirectory() as tmp, LocalKubeProcess(Path(tmp) / "admin.kubeconfig") as process:
+        kubeconfig = process.kubeconfig
         results["rss_idle_mib"] = rss_mib(process.pid)
         for name in ("w1", "w8", "watch", "list", "bulk"):
             await make_namespace(kubeconfig, name)
