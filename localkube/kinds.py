@@ -129,6 +129,15 @@ def _immutable(old: Obj, new: Obj, path: tuple[str, ...], label: str) -> Cause |
     return None
 
 
+def _validate_with_fixed_selector(strategy: Strategy, obj: Obj, old: Obj) -> list[Cause]:
+    """validate_update of workloads: their ``spec.selector`` is immutable."""
+    causes = strategy.validate(obj)
+    change = _immutable(old, obj, ("spec", "selector"), "spec.selector")
+    if change:
+        causes.append(change)
+    return causes
+
+
 # ---- strategies -------------------------------------------------------------
 
 
@@ -479,12 +488,7 @@ class WorkloadStrategy(Strategy):
             causes.append(field_required("spec.template.spec.containers"))
         return causes
 
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        change = _immutable(old, obj, ("spec", "selector"), "spec.selector")
-        if change:
-            causes.append(change)
-        return causes
+    validate_update = _validate_with_fixed_selector
 
 
 class JobStrategy(Strategy):
@@ -521,12 +525,7 @@ class JobStrategy(Strategy):
             return [field_unsupported("spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"])]
         return []
 
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        change = _immutable(old, obj, ("spec", "selector"), "spec.selector")
-        if change:
-            causes.append(change)
-        return causes
+    validate_update = _validate_with_fixed_selector
 
 
 class CronJobStrategy(Strategy):

@@ -39,9 +39,11 @@ from localkube.auth import (
 from localkube.crd import established_status, is_established, resource_types
 from localkube.errors import (
     APIError,
+    Cause,
     bad_request,
     expired,
     forbidden,
+    invalid,
     method_not_allowed,
     not_acceptable,
     resource_not_found,
@@ -66,6 +68,20 @@ BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernete
 STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 BOOKMARK_INTERVAL = 60.0
 DISCONNECT_CHECK = 2.0
+
+
+def _list_options_problem(match: str, resource_version: str, continue_token: str) -> Cause | None:
+    """What the server's ListOptions validation says about resourceVersionMatch."""
+    if match and continue_token:
+        message = "Forbidden: resourceVersionMatch is forbidden when continue is provided"
+        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
+    if match and match not in ("NotOlderThan", "Exact"):
+        message = f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
+        return Cause("FieldValueNotSupported", message, "resourceVersionMatch")
+    if match and not resource_version:
+        message = "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
+    return None
 
 
 def warning_header(text: str) -> str:
@@ -618,53 +634,11 @@ class LocalKube:
     def _list(self, request: web.Request, rt: ResourceType, namespace: str) -> web.Response:
         labels, fields = self._selectors(request, rt)
         query = request.query
-        if query.get("resourceVersionMatch") and query.get("continue"):
-            from localkube.errors import Cause, invalid
-
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    Cause(
-                        "FieldValueForbidden",
-                        "Forbidden: resourceVersionMatch is forbidden when continue is provided",
-                        "resourceVersionMatch",
-                    )
-                ],
-            )
         match = query.get("resourceVersionMatch", "")
         rv_param = query.get("resourceVersion", "")
-        if match and match not in ("NotOlderThan", "Exact"):
-            from localkube.errors import Cause, invalid
-
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    Cause(
-                        "FieldValueNotSupported",
-                        f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"',
-                        "resourceVersionMatch",
-                    )
-                ],
-            )
-        if match and not rv_param:
-            from localkube.errors import Cause, invalid
-
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    Cause(
-                        "FieldValueForbidden",
-                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-                        "resourceVersionMatch",
-                    )
-                ],
-            )
+        problem = _list_options_problem(match, rv_param, query.get("continue", ""))
+        if problem is not None:
+            raise invalid("ListOptions", "meta.k8s.io", "", [problem])
         list_rv = self.store.rv
         start_key: tuple[str, str] | None = None
         token = query.get("continue", "")

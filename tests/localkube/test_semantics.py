@@ -276,3 +276,20 @@ async def test_identity_rejections(raw: Raw, localkube: ServerThread, workdir: P
     _, whoami, _ = await raw.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review)
     groups = whoami["status"]["userInfo"]["groups"]
     assert "system:masters" in groups and "system:authenticated" in groups
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "message"),
+    [
+        ("resourceVersionMatch=NotOlderThan&resourceVersion=1", 200, ""),
+        ("resourceVersionMatch=Newest&resourceVersion=1", 422, 'Unsupported value: "Newest"'),
+        ("resourceVersionMatch=Exact", 422, "forbidden unless resourceVersion is provided"),
+        ("resourceVersionMatch=Exact&resourceVersion=1&continue=abc", 422, "forbidden when continue is provided"),
+    ],
+)
+async def test_resource_version_match_rules(raw: Raw, query: str, status: int, message: str) -> None:
+    code, body, _ = await raw.request("GET", f"{CM}?{query}")
+    assert code == status, body
+    if message:
+        assert body["reason"] == "Invalid" and message in body["message"]
+        assert body["details"]["causes"][0]["field"] == "resourceVersionMatch"
