@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Kubectl, Raw, ServerThread, start_server
+from tests.servers import Kubectl, Plugin, Raw, ServerThread, start_server
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +53,9 @@ class UserFactory:
 
     def __call__(self, user: str, groups: list[str] | None = None) -> Kubectl:
         return Kubectl(self.server.kubeconfig(self.workdir, user, groups or []), self.workdir / "cache")
+
+
+@pytest.fixture(scope="module")
+def plugin(localkube: ServerThread, workdir: Path) -> Plugin:
+    """``kubectl karmada`` bound to the module's localkube as admin."""
+    return Plugin(localkube.kubeconfig(workdir))

@@ -142,3 +142,20 @@ class Raw:
             except ValueError:
                 payload = text
             return response.status, payload, dict(response.headers)
+
+
+class Plugin:
+    """``kubectl karmada ...`` through the real kubectl, flags after the command
+    (kubectl refuses flags placed before a plugin's name)."""
+
+    def __init__(self, kubeconfig: Path | None = None) -> None:
+        self.kubeconfig = kubeconfig
+
+    def __call__(self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 60) -> Any:
+        command = [kubectl(), "karmada", *args]
+        if self.kubeconfig is not None:
+            command.append(f"--kubeconfig={self.kubeconfig}")
+        result = run(command, stdin=stdin, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl karmada {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        return result

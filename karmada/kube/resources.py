@@ -46,6 +46,13 @@ CLUSTER_ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "clusterrole
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True)
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False)
+CLUSTERS = Resource("cluster.karmada.io", "v1alpha1", "clusters", "Cluster", False)
+WORKS = Resource("work.karmada.io", "v1alpha1", "works", "Work", True)
+RESOURCE_BINDINGS = Resource("work.karmada.io", "v1alpha2", "resourcebindings", "ResourceBinding", True)
+CLUSTER_RESOURCE_BINDINGS = Resource(
+    "work.karmada.io", "v1alpha2", "clusterresourcebindings", "ClusterResourceBinding", False
+)
 
 
 class UnknownKind(LookupError):

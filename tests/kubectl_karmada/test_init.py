@@ -1,0 +1,59 @@
+"""``kubectl karmada init`` / ``deinit`` against a real (local) API server."""
+
+from __future__ import annotations
+
+import json
+
+from tests.servers import Kubectl, Plugin
+
+
+def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubectl) -> None:
+    first = plugin("init")
+    assert "10 CustomResourceDefinitions established" in first.stdout
+    assert "kubectl karmada token create --print-register-command" in first.stdout
+    again = plugin("init")
+    assert again.returncode == 0
+    crds = json.loads(admin("get", "crd", "-o", "json").stdout)["items"]
+    karmada = [c for c in crds if c["spec"]["group"].endswith("karmada.io")]
+    assert len(karmada) == 10
+    for crd in karmada:
+        assert any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
+    assert admin("get", "namespace", "karmada-system", "karmada-cluster", "-o", "name").stdout.split() == [
+        "namespace/karmada-system",
+        "namespace/karmada-cluster",
+    ]
+    binding = json.loads(admin("get", "clusterrolebinding", "system:karmada:agent-bootstrap", "-o", "json").stdout)
+    assert binding["roleRef"]["name"] == "system:node-bootstrapper"
+    assert binding["subjects"][0]["name"] == "system:bootstrappers:karmada:default-cluster-token"
+    assert admin("get", "clusters").stderr.strip() == "No resources found"
+    assert admin("get", "deployment", "-n", "karmada-system", "-o", "name").stdout == ""
+
+
+def test_init_deploy_then_deinit(plugin: Plugin, admin: Kubectl) -> None:
+    plugin("init", "--deploy", "--controlplane-image", "registry.example/karmada-py:1.0")
+    deployment = json.loads(admin("get", "deploy", "karmada-controlplane", "-n", "karmada-system", "-o", "json").stdout)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "registry.example/karmada-py:1.0"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "karmada-controlplane"
+    admin(
+        "apply",
+        "-f",
+        "-",
+        stdin='{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster",'
+        '"metadata":{"name":"gone-soon"},"spec":{"syncMode":"Pull"}}',
+    )
+    out = plugin("deinit").stdout
+    assert "Karmada removed." in out
+    assert "cluster.karmada.io" not in admin("get", "crd", "-o", "name").stdout
+    assert admin("get", "namespace", "karmada-system", check=False).returncode == 1
+    assert admin("get", "clusterrolebinding", "system:karmada:agent-bootstrap", check=False).returncode == 1
+    # cluster-info belonged to the server, not to init: it stays
+    assert admin("get", "configmap", "cluster-info", "-n", "kube-public", "-o", "name").stdout.strip()
+
+
+def test_errors_are_one_clear_line(plugin: Plugin) -> None:
+    missing = Plugin(None)("init", "--kubeconfig", "/nonexistent/kubeconfig", check=False)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory"
+    bad = plugin("init", "--timeout", "soon", check=False)
+    assert bad.returncode == 2 and 'invalid duration "soon"' in bad.stderr
