@@ -3,26 +3,55 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import sys
 
+from controlplane.options import add_flags, from_args
 from karmada.version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; options are added as controllers arrive."""
+    """The argument parser, with Karmada's flag names and defaults."""
     parser = argparse.ArgumentParser(
         prog="karmada-controlplane",
         description=(
-            "Run Karmada's control-plane controllers (detector, scheduler, binding, cluster health,"
-            " failover, dependencies) against a control-plane API server whose state is Karmada's CRDs."
+            "Run Karmada's control-plane controllers against a control-plane API server whose state is\n"
+            "Karmada's CRDs (install them with `kubectl karmada init`): the cluster controller (execution\n"
+            "namespaces, taints, clean removal), the health monitor of pull clusters, and the approver of\n"
+            "agent certificates, which also creates each agent's narrowly scoped RBAC."
         ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    add_flags(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse arguments; print help when there is nothing to run yet."""
-    parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    """Run the control plane until SIGTERM/SIGINT; returns the exit code."""
+    from karmada.kube import ConfigError, KubeClient, from_kubeconfig, in_cluster
+    from karmada.program import run_until_stopped, setup_logging
+
+    args = build_parser().parse_args(argv)
+    options = from_args(args)
+    setup_logging(options.verbosity)
+    try:
+        config = (
+            from_kubeconfig(options.kubeconfig, options.context)
+            if options.kubeconfig or options.context
+            else in_cluster()
+        )
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    async def run(stop: asyncio.Event) -> int:
+        from controlplane.manager import ControlPlane
+
+        async with KubeClient(config) as client:
+            logging.getLogger("controlplane").info("karmada-controlplane %s serving %s", __version__, config.server)
+            await ControlPlane(client, options).run(stop)
+        return 0
+
+    return run_until_stopped(run)

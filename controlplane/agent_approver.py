@@ -1,0 +1,139 @@
+"""Approving agent certificates (Karmada's ``agentcsrapproving``, stricter).
+
+For each pending CSR that is an agent's (signer kube-apiserver-client, O
+``system:karmada:agents``, CN ``system:karmada:agent:<cluster>``, no SANs,
+client usages), a SubjectAccessReview asks whether the requester may
+``create certificatesigningrequests/selfclusteragent`` (an agent renewing its
+own certificate) or ``.../clusteragent`` (a bootstrap token registering).
+
+- Renewal: approved while the cluster is registered; denied once it is gone.
+- Registration: a cluster name nobody holds is granted to the requester: the
+  control plane itself creates the Cluster (annotated with who registered
+  it), the execution namespace, the agent's RBAC and its heartbeat Lease,
+  then approves. The same requester retrying gets the same answer; any other
+  identity asking for a held name is denied with the reason.
+- A requester the SAR does not allow is left pending (an administrator may
+  still approve by hand) and an event says why.
+
+Bootstrap identities therefore never hold more than "create a CSR": nothing
+like Karmada's rbac-generator certificate exists (karmada-io/karmada#7147).
+Decisions are events on the CSR (``kubectl describe csr``) and log lines.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+from controlplane.cluster_controller import ensure_agent_access
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
+from karmada.kube.resources import CLUSTERS, CSRS, SUBJECT_ACCESS_REVIEWS
+from karmada.registration.access import registered_cluster
+from karmada.registration.identity import REGISTERED_BY_ANNOTATION, AgentRequest, decided, recognize
+
+log = logging.getLogger("controlplane.agentcsr")
+Obj = dict[str, Any]
+SELF_MESSAGE = "Auto approving self karmada agent certificate after SubjectAccessReview."
+BOOTSTRAP_MESSAGE = "Auto approving karmada agent certificate after SubjectAccessReview."
+
+
+class AgentApprover:
+    """Reconciles one CSR by name."""
+
+    def __init__(self, client: KubeClient, csrs: Informer, recorder: EventRecorder) -> None:
+        self.client = client
+        self.csrs = csrs
+        self.recorder = recorder
+        self.mapper = ResourceMapper(client)
+
+    async def reconcile(self, name: str) -> float | None:
+        csr = self.csrs.get(name)
+        if csr is None or decided(csr) or csr["metadata"].get("deletionTimestamp"):
+            return None
+        request = recognize(csr)
+        if request is None:
+            return None  # not an agent's CSR: someone else's to judge
+        if request.problems:
+            await self._deny(csr, "InvalidClusterName", f'cluster name "{request.cluster}": {request.problems[0]}')
+            return None
+        if request.self_renewal and await self._allowed(csr, "selfclusteragent"):
+            await self._renew(csr, request)
+        elif await self._allowed(csr, "clusteragent"):
+            await self._register(csr, request)
+        else:
+            user = (csr.get("spec") or {}).get("username", "")
+            message = f'user "{user}" may not create agent certificates (subject access review denied)'
+            log.info("CSR %s left pending: %s", name, message)
+            await self.recorder.record(csr, "Warning", "AgentCSRNotAuthorized", message)
+        return None
+
+    async def _renew(self, csr: Obj, request: AgentRequest) -> None:
+        if await self.client.get_or_none(CLUSTERS, request.cluster) is None:
+            await self._deny(
+                csr, "ClusterNotRegistered", f'cluster "{request.cluster}" is not registered; register it again'
+            )
+            return
+        await self._approve(csr, SELF_MESSAGE)
+
+    async def _register(self, csr: Obj, request: AgentRequest) -> None:
+        requester = (csr.get("spec") or {}).get("username", "")
+        cluster = await self.client.get_or_none(CLUSTERS, request.cluster)
+        if cluster is None:
+            try:
+                cluster = await self.client.create(CLUSTERS, registered_cluster(request.cluster, requester))
+            except KubeError as exc:
+                if not exc.already_exists:
+                    raise
+                cluster = await self.client.get(CLUSTERS, request.cluster)
+        holder = ((cluster.get("metadata") or {}).get("annotations") or {}).get(REGISTERED_BY_ANNOTATION)
+        if holder != requester:
+            message = (
+                f'cluster name "{request.cluster}" is already registered'
+                + (" by another identity" if holder else "")
+                + "; unregister it first or choose another --cluster-name"
+            )
+            await self._deny(csr, "ClusterNameInUse", message)
+            return
+        await ensure_agent_access(self.client, self.mapper, request.cluster)
+        await self._approve(csr, BOOTSTRAP_MESSAGE)
+
+    async def _allowed(self, csr: Obj, subresource: str) -> bool:
+        spec = csr.get("spec") or {}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": spec.get("username", ""),
+                "uid": spec.get("uid", ""),
+                "groups": spec.get("groups") or [],
+                "extra": spec.get("extra") or {},
+                "resourceAttributes": {
+                    "group": "certificates.k8s.io",
+                    "resource": "certificatesigningrequests",
+                    "subresource": subresource,
+                    "verb": "create",
+                    "version": "*",
+                },
+            },
+        }
+        result = await self.client.create(SUBJECT_ACCESS_REVIEWS, review)
+        return bool((result.get("status") or {}).get("allowed"))
+
+    async def _approve(self, csr: Obj, message: str) -> None:
+        await self._decide(csr, "Approved", "AutoApproved", message)
+        log.info("approved CSR %s (%s)", csr["metadata"]["name"], message)
+
+    async def _deny(self, csr: Obj, reason: str, message: str) -> None:
+        await self._decide(csr, "Denied", reason, message)
+        log.info("denied CSR %s: %s", csr["metadata"]["name"], message)
+        await self.recorder.record(csr, "Warning", reason, message)
+
+    async def _decide(self, csr: Obj, kind: str, reason: str, message: str) -> None:
+        fresh = await self.client.get(CSRS, csr["metadata"]["name"])
+        if decided(fresh):
+            return
+        updated = copy.deepcopy(fresh)
+        conditions = updated.setdefault("status", {}).setdefault("conditions", [])
+        conditions.append({"type": kind, "status": "True", "reason": reason, "message": message})
+        await self.client.update(CSRS, updated, subresource="approval")

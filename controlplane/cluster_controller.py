@@ -1,0 +1,206 @@
+"""The cluster controller: for every Cluster, the execution namespace
+``karmada-es-<cluster>``, the finalizer, the canonical spec (what Karmada's
+aggregated API server would have done on write), the not-ready/unreachable
+taints that follow the Ready condition, and, for pull clusters, the agent's
+access objects. On deletion it removes the execution namespace (stripping
+Work finalizers first when a pull cluster's agent is gone), waits until no
+binding targets the cluster, removes the agent's access, then the finalizer.
+
+Runs as one worker fed by the Cluster informer; every reconcile reads the
+cache and is idempotent, so a restart simply reconciles everything again.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER, EXECUTION_CONTROLLER_FINALIZER, SYSTEM_LABEL
+from karmada.api.names import execution_space
+from karmada.clusters.conditions import condition_status
+from karmada.clusters.mutation import mutate, prepare_new_cluster
+from karmada.clusters.taints import readiness_taints, taints_message
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
+from karmada.kube.objects import apply_object
+from karmada.kube.resources import (
+    CLUSTER_RESOURCE_BINDINGS,
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    CLUSTERS,
+    LEASES,
+    NAMESPACES,
+    RESOURCE_BINDINGS,
+    ROLE_BINDINGS,
+    ROLES,
+    WORKS,
+)
+from karmada.registration.access import agent_rbac, heartbeat_lease
+from karmada.registration.identity import CLUSTER_LABEL
+from karmada.timestamps import now_time
+
+log = logging.getLogger("controlplane.cluster")
+Obj = dict[str, Any]
+MANAGER = "karmada-controlplane"
+
+
+class ClusterController:
+    """Reconciles one Cluster by name."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        clusters: Informer,
+        namespaces: Informer,
+        recorder: EventRecorder,
+        *,
+        cleanup_check_interval: float = 10.0,
+    ) -> None:
+        self.client = client
+        self.clusters = clusters
+        self.namespaces = namespaces
+        self.recorder = recorder
+        self.mapper = ResourceMapper(client)
+        self.cleanup_check_interval = cleanup_check_interval
+        self._access_ensured: set[str] = set()  # once per process and cluster; approval ensures it too
+
+    async def reconcile(self, name: str) -> float | None:
+        cluster = self.clusters.get(name)
+        if cluster is None:
+            return None
+        if cluster["metadata"].get("deletionTimestamp"):
+            return await self._remove(cluster)
+        await self._ensure_execution_space(cluster)
+        if (cluster.get("spec") or {}).get("syncMode") == "Pull" and name not in self._access_ensured:
+            await ensure_agent_access(self.client, self.mapper, name)
+            self._access_ensured.add(name)
+        await self._sync_spec(cluster)
+        return None
+
+    async def _sync_spec(self, cluster: Obj) -> None:
+        """One update for the canonical spec, readiness taints and the finalizer."""
+        now = now_time()
+        updated = copy.deepcopy(cluster)
+        spec = updated.setdefault("spec", {})
+        finalizers = updated["metadata"].setdefault("finalizers", [])
+        changed = mutate(spec, now)
+        if CLUSTER_CONTROLLER_FINALIZER not in finalizers:
+            changed = prepare_new_cluster(spec) or changed
+            finalizers.append(CLUSTER_CONTROLLER_FINALIZER)
+            changed = True
+        taints = readiness_taints(spec.get("taints") or [], condition_status(cluster, "Ready"), now)
+        if taints is not None:
+            spec["taints"] = taints
+            changed = True
+        if not changed:
+            return
+        stored = await self.client.update(CLUSTERS, updated)
+        if taints is not None:
+            message = f"Taint cluster succeed: {taints_message(taints)}."
+            await self.recorder.record(stored, "Normal", "TaintClusterSucceed", message)
+
+    async def _ensure_execution_space(self, cluster: Obj) -> None:
+        name = cluster["metadata"]["name"]
+        space = execution_space(name)
+        if self.namespaces.get(space) is not None:
+            return
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": space, "labels": {SYSTEM_LABEL: "true"}}}
+        try:
+            await self.client.create(NAMESPACES, body)
+        except KubeError as exc:
+            if not exc.already_exists:
+                await self.recorder.record(cluster, "Warning", "CreateExecutionSpaceFailed", exc.message)
+                raise
+            return
+        message = f"Created execution space({space}) for cluster({name})."
+        await self.recorder.record(cluster, "Normal", "CreateExecutionSpaceSucceed", message)
+
+    async def _remove(self, cluster: Obj) -> float | None:
+        name = cluster["metadata"]["name"]
+        space = execution_space(name)
+        pull = (cluster.get("spec") or {}).get("syncMode") == "Pull"
+        if pull and condition_status(cluster, "Ready") != "True":
+            await self._release_works(space)  # no agent will run the execution finalizer
+        try:
+            await self.client.delete(NAMESPACES, space)
+            await self.recorder.record(
+                cluster, "Normal", "RemoveExecutionSpaceSucceed", f"Removed execution space for cluster({name})."
+            )
+        except KubeError as exc:
+            if not exc.not_found:
+                await self.recorder.record(cluster, "Warning", "RemoveExecutionSpaceFailed", exc.message)
+                raise
+        if await self.client.get_or_none(NAMESPACES, space) is not None:
+            log.info("cluster %s: waiting for execution space %s to be deleted", name, space)
+            return self.cleanup_check_interval
+        if await self._targeted_by_bindings(name):
+            log.info("cluster %s: still targeted by bindings; waiting", name)
+            return self.cleanup_check_interval
+        await remove_agent_access(self.client, name)
+        self._access_ensured.discard(name)
+        finalizers = [f for f in cluster["metadata"].get("finalizers") or [] if f != CLUSTER_CONTROLLER_FINALIZER]
+        if finalizers != (cluster["metadata"].get("finalizers") or []):
+            updated = copy.deepcopy(cluster)
+            updated["metadata"]["finalizers"] = finalizers
+            await self.client.update(CLUSTERS, updated)
+        return None
+
+    async def _release_works(self, space: str) -> None:
+        try:
+            works = await self.client.list(WORKS, space)
+        except KubeError as exc:
+            if exc.not_found:
+                return
+            raise
+        for work in works.get("items") or []:
+            finalizers = work["metadata"].get("finalizers") or []
+            if EXECUTION_CONTROLLER_FINALIZER in finalizers:
+                work["metadata"]["finalizers"] = [f for f in finalizers if f != EXECUTION_CONTROLLER_FINALIZER]
+                await self.client.update(WORKS, work, space)
+
+    async def _targeted_by_bindings(self, name: str) -> bool:
+        # only while a cluster is being removed: a rare, bounded list
+        for resource in (RESOURCE_BINDINGS, CLUSTER_RESOURCE_BINDINGS):
+            try:
+                bindings = await self.client.list(resource)
+            except KubeError as exc:
+                if exc.not_found:
+                    continue
+                raise
+            for binding in bindings.get("items") or []:
+                if any(t.get("name") == name for t in (binding.get("spec") or {}).get("clusters") or []):
+                    return True
+        return False
+
+
+async def ensure_agent_access(client: KubeClient, mapper: ResourceMapper, cluster: str) -> None:
+    """Create or converge the agent's RBAC and execution namespace; create its heartbeat
+    Lease when missing (the agent owns its contents afterwards)."""
+    for obj in agent_rbac(cluster):
+        await apply_object(client, mapper, obj, MANAGER)
+    lease = heartbeat_lease(cluster)
+    if await client.get_or_none(LEASES, cluster, lease["metadata"]["namespace"]) is None:
+        try:
+            await client.create(LEASES, lease, lease["metadata"]["namespace"])
+        except KubeError as exc:
+            if not exc.already_exists:
+                raise
+
+
+async def remove_agent_access(client: KubeClient, cluster: str) -> None:
+    """Delete the agent's roles, bindings and Lease (found by their cluster label)."""
+    selector = f"{CLUSTER_LABEL}={cluster}"
+    for resource in (CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES):
+        for item in (await client.list(resource, labelSelector=selector)).get("items") or []:
+            await _delete_quietly(client, resource, item["metadata"]["name"], None)
+    for resource in (ROLE_BINDINGS, ROLES, LEASES):
+        for item in (await client.list(resource, labelSelector=selector)).get("items") or []:
+            await _delete_quietly(client, resource, item["metadata"]["name"], item["metadata"]["namespace"])
+
+
+async def _delete_quietly(client: KubeClient, resource: Any, name: str, namespace: str | None) -> None:
+    try:
+        await client.delete(resource, name, namespace)
+    except KubeError as exc:
+        if not exc.not_found:
+            raise

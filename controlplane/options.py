@@ -1,0 +1,106 @@
+"""The control plane's flags, with Karmada's names and defaults."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from karmada.durations import parse_duration
+
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
+
+
+@dataclass
+class Options:
+    """Timing knobs and switches of ``karmada-controlplane`` (durations in seconds)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    controllers: tuple[str, ...] = ALL_CONTROLLERS
+    leader_elect: bool = True
+    leader_elect_resource_namespace: str = "karmada-system"
+    leader_elect_resource_name: str = "karmada-controlplane"
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
+    cluster_monitor_period: float = 5.0
+    cluster_monitor_grace_period: float = 40.0
+    cluster_startup_grace_period: float = 60.0
+    cleanup_check_interval: float = 10.0
+    verbosity: int = 2
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid boolean "{text}"')
+
+
+def _controllers(text: str) -> tuple[str, ...]:
+    """Karmada's syntax: ``*`` for all, ``name`` to enable, ``-name`` to disable."""
+    selected: list[str] = []
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name = item.lstrip("-")
+        if name != "*" and name not in ALL_CONTROLLERS:
+            raise argparse.ArgumentTypeError(f'unknown controller "{name}"; known: {", ".join(ALL_CONTROLLERS)}')
+        if item == "*":
+            selected.extend(c for c in ALL_CONTROLLERS if c not in selected)
+        elif item.startswith("-"):
+            selected = [c for c in selected if c != name]
+        elif name not in selected:
+            selected.append(name)
+    return tuple(selected)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    defaults = Options()
+    parser.add_argument("--kubeconfig", help="kubeconfig of the control-plane API server (default: in-cluster)")
+    parser.add_argument("--context", help="kubeconfig context to use")
+    parser.add_argument(
+        "--controllers",
+        type=_controllers,
+        default=defaults.controllers,
+        help=f"controllers to run: '*' for all, 'name' to enable, '-name' to disable ({', '.join(ALL_CONTROLLERS)})",
+    )
+    parser.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL", help="elect a leader (true)")
+    parser.add_argument(
+        "--leader-elect-resource-namespace", default=defaults.leader_elect_resource_namespace, metavar="NAMESPACE"
+    )
+    for flag, value in (
+        ("--leader-elect-lease-duration", "15s"),
+        ("--leader-elect-renew-deadline", "10s"),
+        ("--leader-elect-retry-period", "2s"),
+        ("--cluster-monitor-period", "5s"),
+        ("--cluster-monitor-grace-period", "40s"),
+        ("--cluster-startup-grace-period", "60s"),
+        ("--cleanup-check-interval", "10s"),
+    ):
+        parser.add_argument(flag, type=_duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
+
+
+def from_args(args: argparse.Namespace) -> Options:
+    return Options(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        controllers=args.controllers,
+        leader_elect=args.leader_elect,
+        leader_elect_resource_namespace=args.leader_elect_resource_namespace,
+        leader_elect_lease_duration=args.leader_elect_lease_duration,
+        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
+        leader_elect_retry_period=args.leader_elect_retry_period,
+        cluster_monitor_period=args.cluster_monitor_period,
+        cluster_monitor_grace_period=args.cluster_monitor_grace_period,
+        cluster_startup_grace_period=args.cluster_startup_grace_period,
+        cleanup_check_interval=args.cleanup_check_interval,
+        verbosity=args.verbosity,
+    )

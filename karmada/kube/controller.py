@@ -1,0 +1,81 @@
+"""The reconcile loop every controller runs: keys from a de-duplicating work
+queue, ``workers`` tasks calling ``reconcile(key)``.
+
+``reconcile`` is level-triggered and idempotent: it reads caches, converges
+the server towards what it wants and returns ``None`` when done, or a number
+of seconds after which to look again. An exception is logged (one line,
+without the object's data) and the key comes back with exponential backoff,
+so one bad object never stops the others from being served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+from karmada.kube.client import KubeError
+from karmada.kube.workqueue import ShutDown, WorkQueue
+
+K = TypeVar("K", bound=Hashable)
+log = logging.getLogger("karmada.kube.controller")
+
+
+class Controller(Generic[K]):
+    """Run ``reconcile`` for queued keys until :meth:`stop`."""
+
+    def __init__(
+        self,
+        name: str,
+        reconcile: Callable[[K], Awaitable[float | None]],
+        *,
+        workers: int = 1,
+        base_delay: float = 0.005,
+        max_delay: float = 60.0,
+    ) -> None:
+        self.name = name
+        self.reconcile = reconcile
+        self.workers = workers
+        self.queue: WorkQueue[K] = WorkQueue(base_delay=base_delay, max_delay=max_delay)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def enqueue(self, key: K) -> None:
+        self.queue.add(key)
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._worker(), name=f"{self.name}-{i}") for i in range(self.workers)]
+
+    async def stop(self) -> None:
+        await self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except ShutDown:
+                return
+            try:
+                again = await self.reconcile(key)
+            except asyncio.CancelledError:
+                raise
+            except KubeError as exc:
+                delay = self.queue.add_rate_limited(key)
+                log.warning("%s: %s: %s (%s); retrying in %.2fs", self.name, key, exc.reason, exc.message, delay)
+            except Exception:
+                delay = self.queue.add_rate_limited(key)
+                log.exception("%s: %s failed; retrying in %.2fs", self.name, key, delay)
+            else:
+                self.queue.forget(key)
+                if again is not None:
+                    self.queue.add_after(key, again)
+            finally:
+                self.queue.done(key)

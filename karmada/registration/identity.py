@@ -1,0 +1,69 @@
+"""Who an agent is on the control plane: user ``system:karmada:agent:<cluster>``
+in group ``system:karmada:agents``, proven by a client certificate issued
+through a CSR; and how an approver recognizes such a CSR (Karmada's rules)."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from karmada.api.names import validate_cluster_name
+from karmada.pki.certificates import csr_subject
+
+Obj = dict[str, Any]
+AGENTS_GROUP = "system:karmada:agents"
+AGENT_USER_PREFIX = "system:karmada:agent:"
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+AGENT_USAGES = (
+    frozenset({"digital signature", "key encipherment", "client auth"}),
+    frozenset({"digital signature", "client auth"}),
+)
+REGISTERED_BY_ANNOTATION = "agent.karmada.io/registered-by"
+"""On a Cluster: the bootstrap identity whose CSR registered it (ours; Karmada has none)."""
+CLUSTER_LABEL = "agent.karmada.io/cluster"
+"""On per-cluster access objects: the cluster they serve (ours), so they can be found and removed."""
+
+
+def agent_user(cluster: str) -> str:
+    """The user name in an agent's certificate."""
+    return AGENT_USER_PREFIX + cluster
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """A CSR recognized as an agent's: for which cluster, and whether the agent itself asks."""
+
+    cluster: str
+    self_renewal: bool
+    problems: tuple[str, ...] = ()
+
+
+def decided(csr: Obj) -> bool:
+    """Whether a CSR is already approved, denied, failed or issued."""
+    status = csr.get("status") or {}
+    if status.get("certificate"):
+        return True
+    return any(
+        c.get("type") in ("Approved", "Denied", "Failed") and c.get("status", "True") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def recognize(csr: Obj) -> AgentRequest | None:
+    """The agent request in ``csr``, or None when it is not an agent CSR at all
+    (wrong signer, organization, common name prefix, SANs or usages)."""
+    spec = csr.get("spec") or {}
+    if spec.get("signerName") != CLIENT_SIGNER:
+        return None
+    try:
+        common_name, organizations, has_sans = csr_subject(base64.b64decode(spec.get("request", "")))
+    except ValueError:
+        return None
+    if list(organizations) != [AGENTS_GROUP] or has_sans or not common_name.startswith(AGENT_USER_PREFIX):
+        return None
+    if frozenset(spec.get("usages") or []) not in AGENT_USAGES:
+        return None
+    cluster = common_name[len(AGENT_USER_PREFIX) :]
+    problems = tuple(validate_cluster_name(cluster))
+    return AgentRequest(cluster, spec.get("username") == common_name, problems)
