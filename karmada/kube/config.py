@@ -121,8 +121,7 @@ def from_kubeconfig_dict(data: dict[str, Any], context: str | None = None, base:
     )
 
 
-def from_kubeconfig(path: str | Path | None = None, context: str | None = None) -> ClusterConfig:
-    """Load a kubeconfig file (default: ``$KUBECONFIG``'s first entry, else ``~/.kube/config``)."""
+def _load_file(path: str | Path | None) -> tuple[dict[str, Any], Path]:
     if path is None:
         env = os.environ.get("KUBECONFIG", "")
         path = env.split(os.pathsep)[0] if env else Path.home() / ".kube" / "config"
@@ -133,7 +132,22 @@ def from_kubeconfig(path: str | Path | None = None, context: str | None = None) 
         raise ConfigError(f"cannot read kubeconfig {file}: {exc.strerror}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file} is not a kubeconfig")
+    return data, file
+
+
+def from_kubeconfig(path: str | Path | None = None, context: str | None = None) -> ClusterConfig:
+    """Load a kubeconfig file (default: ``$KUBECONFIG``'s first entry, else ``~/.kube/config``)."""
+    data, file = _load_file(path)
     return from_kubeconfig_dict(data, context, file.parent)
+
+
+def context_cluster_name(path: str | Path | None = None, context: str | None = None) -> str:
+    """The name of the cluster entry the (current) context uses."""
+    data, _ = _load_file(path)
+    name = context or data.get("current-context")
+    if not name:
+        raise ConfigError("the kubeconfig has no current-context; pass a context name")
+    return str(_named(data.get("contexts"), name, "context").get("cluster", ""))
 
 
 def from_kubeconfig_bytes(content: bytes | str, context: str | None = None) -> ClusterConfig:

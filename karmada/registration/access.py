@@ -50,7 +50,7 @@ def agent_rbac(cluster: str) -> list[Obj]:
             "apiGroups": ["cluster.karmada.io"],
             "resources": ["clusters"],
             "resourceNames": [cluster],
-            "verbs": ["get", "list", "watch", "update", "patch"],
+            "verbs": ["get", "list", "watch", "update", "patch", "delete"],
         },
         {
             "apiGroups": ["cluster.karmada.io"],
