@@ -3,26 +3,79 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
+import sys
 
+from agent.options import add_flags, from_args
 from karmada.version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; options are added as the agent's controllers arrive."""
+    """The argument parser, with Karmada's flag names and defaults."""
     parser = argparse.ArgumentParser(
         prog="karmada-agent",
         description=(
-            "Run in a member cluster: register it with the Karmada control plane, renew its Lease,"
-            " report its status, and apply the Works addressed to it (outbound HTTPS only)."
+            "Run in a member cluster: keep this cluster's Cluster object and status current on the Karmada\n"
+            "control plane, renew its heartbeat Lease, and renew its own client certificate before expiry.\n"
+            "All traffic is outbound HTTPS to the control plane, so clusters behind NAT work."
         ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    add_flags(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse arguments; print help when there is nothing to run yet."""
-    parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    """Run the agent until SIGTERM/SIGINT; returns the exit code."""
+    from karmada.kube import ConfigError, KubeClient, from_kubeconfig, in_cluster
+    from karmada.program import run_until_stopped, setup_logging
+
+    args = build_parser().parse_args(argv)
+    options = from_args(args)
+    setup_logging(options.verbosity)
+    log = logging.getLogger("agent")
+    try:
+        member_config = (
+            from_kubeconfig(options.kubeconfig, options.context)
+            if options.kubeconfig or options.context
+            else in_cluster()
+        )
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+    async def run(stop: asyncio.Event) -> int:
+        from agent.credentials import ControlPlaneCredentials, CredentialsError
+        from agent.manager import Agent
+        from karmada.kube import KubeError
+
+        async with KubeClient(member_config) as member:
+            while not stop.is_set():
+                try:
+                    credentials = await ControlPlaneCredentials.load(
+                        member,
+                        options.karmada_kubeconfig,
+                        options.karmada_context,
+                        options.karmada_kubeconfig_namespace,
+                    )
+                    break
+                except (CredentialsError, KubeError) as exc:
+                    log.warning("control-plane credentials: %s; retrying in 5s", exc)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), 5)
+            else:
+                return 0
+            async with KubeClient(credentials.config()) as control_plane:
+                log.info(
+                    "karmada-agent %s for cluster %s, control plane %s",
+                    __version__,
+                    options.cluster_name,
+                    control_plane.config.server,
+                )
+                await Agent(options, member, control_plane, credentials).run(stop)
+        return 0
+
+    return run_until_stopped(run)

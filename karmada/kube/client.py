@@ -68,6 +68,7 @@ class Request:
     params: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
     content_type: str = JSON
+    accept: str = JSON
 
 
 def object_path(
@@ -115,6 +116,15 @@ class KubeClient:
             if self._watched:
                 await asyncio.sleep(0.05)
 
+    async def set_config(self, config: ClusterConfig) -> None:
+        """Switch to new settings (e.g. a renewed client certificate) without a restart:
+        requests from now on use them; open watches end and their informers reconnect."""
+        ssl_context = None if config.server.startswith("http://") else config.ssl_context()
+        old, self._session = self._session, None
+        self.config, self._ssl, self._exec_resolved = config, ssl_context, False
+        if old is not None:
+            await old.close()
+
     async def _ensure(self) -> aiohttp.ClientSession:
         if self.config.credentials.exec_config and not self._exec_resolved:
             await resolve_exec(self.config.credentials)
@@ -126,7 +136,7 @@ class KubeClient:
         return self._session
 
     def _headers(self, request: Request) -> dict[str, str]:
-        headers = {"Accept": JSON}
+        headers = {"Accept": request.accept}
         if request.body is not None:
             headers["Content-Type"] = request.content_type
         token = self.config.credentials.bearer()
@@ -226,6 +236,11 @@ class KubeClient:
 
     async def raw_get(self, path: str) -> Obj:
         return await self.execute(Request("GET", path))
+
+    async def execute_with_accept(self, path: str, accept: str) -> Obj:
+        """GET ``path`` asking for a specific representation first (JSON as the fallback),
+        e.g. aggregated discovery."""
+        return await self.execute(Request("GET", path, accept=f"{accept},{JSON}"))
 
     async def watch(
         self,

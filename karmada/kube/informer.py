@@ -72,6 +72,16 @@ class Informer:
     def __len__(self) -> int:
         return len(self._cache)
 
+    def store(self, obj: Obj) -> None:
+        """Put an object this process just wrote into the cache, so its next read sees
+        the write before the watch delivers it (the watch event still follows)."""
+        key = object_key(obj)
+        old = self._cache.get(key)
+        new_rv = obj.get("metadata", {}).get("resourceVersion", "")
+        old_rv = (old or {}).get("metadata", {}).get("resourceVersion", "")
+        if old is None or (new_rv.isdigit() and old_rv.isdigit() and int(new_rv) >= int(old_rv)):
+            self._cache[key] = self.transform(obj)
+
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
 

@@ -1,0 +1,123 @@
+"""Renewing the agent's client certificate before it expires, without a restart.
+
+Every ``checking_interval`` the current certificate is examined; when the
+share of its lifetime left is at most ``threshold`` a new ECDSA key and a CSR
+with the same subject (``system:karmada:agent:<cluster>``, O
+``system:karmada:agents``) and lifetime are sent with the agent's own
+identity, which the control plane's approver grants through the
+``selfclusteragent`` permission. The issued certificate is stored (Secret,
+file) and the control-plane client switches to it at once: Karmada needs a
+restart for this step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from agent.credentials import ControlPlaneCredentials
+from karmada.kube import KubeClient, KubeError
+from karmada.kube.resources import CSRS
+from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key, random_suffix
+from karmada.registration.identity import CLIENT_SIGNER
+
+log = logging.getLogger("agent.certrotation")
+
+
+class CertificateRotator:
+    """Watches the remaining lifetime of the agent's certificate and renews it."""
+
+    def __init__(
+        self,
+        control_plane: KubeClient,
+        member: KubeClient,
+        credentials: ControlPlaneCredentials,
+        *,
+        checking_interval: float = 300.0,
+        threshold: float = 0.2,
+        approval_timeout: float = 300.0,
+        on_rotated: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.control_plane = control_plane
+        self.member = member
+        self.credentials = credentials
+        self.checking_interval = checking_interval
+        self.threshold = threshold
+        self.approval_timeout = approval_timeout
+        self.on_rotated = on_rotated
+        self.rotations = 0
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.check()
+            except (KubeError, TimeoutError, RotationError) as exc:
+                log.warning("certificate rotation failed: %s; retrying in %.0fs", exc, self.checking_interval)
+            await asyncio.sleep(self.checking_interval)
+
+    def due(self) -> bool:
+        cert = self.credentials.certificate_pem()
+        if cert is None:
+            return False
+        return certificate_info(cert).remaining_fraction() <= self.threshold
+
+    async def check(self) -> bool:
+        """Rotate when due; whether it did."""
+        if not self.due():
+            return False
+        await self.rotate()
+        return True
+
+    async def rotate(self) -> None:
+        cert = self.credentials.certificate_pem()
+        if cert is None:
+            raise RotationError("the agent's kubeconfig has no client certificate to renew")
+        info = certificate_info(cert)
+        key = new_ec_key()
+        request = client_csr(key, info.common_name, list(info.organizations))
+        name = f"{self.credentials.user_name}-{random_suffix()}"
+        body = {
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": "CertificateSigningRequest",
+            "metadata": {"name": name, "labels": {"karmada.io/system": "true"}},
+            "spec": {
+                "request": base64.b64encode(request).decode(),
+                "signerName": CLIENT_SIGNER,
+                "usages": ["digital signature", "key encipherment", "client auth"],
+                "expirationSeconds": max(600, int(info.lifetime.total_seconds())),
+            },
+        }
+        await self.control_plane.create(CSRS, body)
+        log.info("requested a renewed certificate (CSR %s); %s left of the old one", name, _left(info.not_after))
+        issued = await self._wait(name)
+        await self.credentials.store(self.member, issued, key_pem(key))
+        await self.control_plane.set_config(self.credentials.config())
+        self.rotations += 1
+        log.info("switched to the renewed certificate, valid until %s", certificate_info(issued).not_after)
+        if self.on_rotated is not None:
+            await self.on_rotated()
+
+    async def _wait(self, name: str) -> bytes:
+        deadline = time.monotonic() + self.approval_timeout
+        while time.monotonic() < deadline:
+            csr = await self.control_plane.get(CSRS, name)
+            status = csr.get("status") or {}
+            for condition in status.get("conditions") or []:
+                if condition.get("type") in ("Denied", "Failed"):
+                    raise RotationError(f"CSR {name} was {condition['type'].lower()}: {condition.get('message')}")
+            if status.get("certificate"):
+                return base64.b64decode(status["certificate"])
+            await asyncio.sleep(1.0)
+        raise TimeoutError(f"CSR {name} was not issued within {self.approval_timeout:g}s")
+
+
+class RotationError(Exception):
+    """The renewed certificate was refused."""
+
+
+def _left(not_after: datetime.datetime) -> str:
+    return str(not_after - datetime.datetime.now(datetime.UTC)).split(".")[0]

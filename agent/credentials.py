@@ -1,0 +1,93 @@
+"""The agent's control-plane credentials: a kubeconfig (file, or the
+``karmada-kubeconfig`` Secret that register wrote in the member), its client
+certificate, and rotation: a new certificate is written back to the Secret
+(and to the file, when there is one) and the live client switches to it.
+Key material is never logged."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from karmada.kube import ClusterConfig, KubeClient, from_kubeconfig_bytes
+from karmada.kube.resources import SECRETS
+from karmada.registration.member import KUBECONFIG_SECRET
+
+log = logging.getLogger("agent.credentials")
+Obj = dict[str, Any]
+
+
+class CredentialsError(Exception):
+    """The agent cannot find or use its control-plane credentials."""
+
+
+class ControlPlaneCredentials:
+    """The kubeconfig the agent reaches the control plane with."""
+
+    def __init__(self, kubeconfig: Obj, *, path: Path | None, context: str | None, secret_namespace: str) -> None:
+        self.kubeconfig = kubeconfig
+        self.path = path
+        self.context = context
+        self.secret_namespace = secret_namespace
+
+    @classmethod
+    async def load(
+        cls, member: KubeClient, path: str, context: str | None, secret_namespace: str
+    ) -> ControlPlaneCredentials:
+        """From ``path`` when given, else from the register Secret in the member."""
+        if path:
+            try:
+                data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise CredentialsError(f"cannot read {path}: {exc.strerror}") from None
+            return cls(data, path=Path(path), context=context, secret_namespace=secret_namespace)
+        secret = await member.get_or_none(SECRETS, KUBECONFIG_SECRET, secret_namespace)
+        encoded = ((secret or {}).get("data") or {}).get(KUBECONFIG_SECRET)
+        if not encoded:
+            raise CredentialsError(
+                f"no --karmada-kubeconfig and no Secret {secret_namespace}/{KUBECONFIG_SECRET} in the member cluster"
+            )
+        data = yaml.safe_load(base64.b64decode(encoded))
+        return cls(data, path=None, context=context, secret_namespace=secret_namespace)
+
+    def config(self) -> ClusterConfig:
+        return from_kubeconfig_bytes(yaml.safe_dump(self.kubeconfig), self.context)
+
+    def _user(self) -> Obj:
+        name = self.context or self.kubeconfig.get("current-context")
+        context = next(c for c in self.kubeconfig.get("contexts") or [] if c.get("name") == name)
+        user_name = context["context"]["user"]
+        entry = next(u for u in self.kubeconfig.get("users") or [] if u.get("name") == user_name)
+        user: Obj = entry.setdefault("user", {})
+        return user
+
+    @property
+    def user_name(self) -> str:
+        name = self.context or self.kubeconfig.get("current-context")
+        context = next(c for c in self.kubeconfig.get("contexts") or [] if c.get("name") == name)
+        return str(context["context"]["user"])
+
+    def certificate_pem(self) -> bytes | None:
+        data = self._user().get("client-certificate-data")
+        return base64.b64decode(data) if data else None
+
+    async def store(self, member: KubeClient, cert_pem: bytes, key_pem: bytes) -> None:
+        """Record a renewed certificate: in the Secret, in the file, in memory."""
+        user = self._user()
+        user["client-certificate-data"] = base64.b64encode(cert_pem).decode()
+        user["client-key-data"] = base64.b64encode(key_pem).decode()
+        text = yaml.safe_dump(self.kubeconfig, sort_keys=False)
+        patch = {"data": {KUBECONFIG_SECRET: base64.b64encode(text.encode()).decode()}}
+        secret = await member.get_or_none(SECRETS, KUBECONFIG_SECRET, self.secret_namespace)
+        if secret is not None:
+            await member.patch(SECRETS, KUBECONFIG_SECRET, patch, self.secret_namespace)
+        if self.path is not None:
+            temporary = self.path.with_suffix(".new")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.chmod(0o600)
+            temporary.replace(self.path)
+        log.info("stored the renewed client certificate")

@@ -1,0 +1,115 @@
+"""Wiring of the agent: two API clients (its member cluster, and the control
+plane with its own certificate), then, while elected, the cluster-status
+controller and certificate rotation.
+
+Start-up waits, with backoff, until the control plane answers and has this
+cluster's Cluster object; an outage later is survived by every loop on its
+own (caches reconnect, periodic loops retry next tick), never by crashing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+
+from agent.cert_rotation import CertificateRotator
+from agent.cluster_spec import NotRegistered, ensure_cluster
+from agent.cluster_status import ClusterStatusController
+from agent.credentials import ControlPlaneCredentials
+from agent.options import Options
+from karmada.api.names import execution_space
+from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
+from karmada.kube.resources import CLUSTERS
+
+log = logging.getLogger("agent")
+
+
+class Agent:
+    """One member cluster's agent."""
+
+    def __init__(
+        self, options: Options, member: KubeClient, control_plane: KubeClient, credentials: ControlPlaneCredentials
+    ) -> None:
+        self.options = options
+        self.member = member
+        self.control_plane = control_plane
+        self.credentials = credentials
+        self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        stopper = asyncio.get_running_loop().create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                work = asyncio.get_running_loop().create_task(self._campaign())
+                await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                if not work.done():
+                    work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+        finally:
+            stopper.cancel()
+
+    async def _campaign(self) -> None:
+        await self._wait_for_registration()
+        if not self.options.leader_elect:
+            await self.lead()
+            return
+        namespace = self.options.leader_elect_resource_namespace or execution_space(self.options.cluster_name)
+        elector = LeaderElector(
+            self.control_plane,
+            namespace,
+            f"karmada-agent-{self.options.cluster_name}",
+            self.identity,
+            lease_duration=self.options.leader_elect_lease_duration,
+            renew_deadline=self.options.leader_elect_renew_deadline,
+            retry_period=self.options.leader_elect_retry_period,
+        )
+        await elector.run(self.lead)
+
+    async def _wait_for_registration(self) -> None:
+        delay = 1.0
+        while True:
+            try:
+                await ensure_cluster(self.control_plane, self.member, self.options)
+                return
+            except NotRegistered as exc:
+                log.warning("%s; checking again in %.0fs", exc, delay)
+            except KubeError as exc:
+                log.warning("cannot reach the control plane (%s); retrying in %.0fs", exc.message, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 60.0)
+
+    async def lead(self) -> None:
+        """Run the enabled controllers until cancelled."""
+        name = self.options.cluster_name
+        cluster = Informer(self.control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
+        tasks: list[asyncio.Task[None]] = []
+        loop = asyncio.get_running_loop()
+        status = ClusterStatusController(self.control_plane, self.member, cluster, self.options)
+        try:
+            cluster.start()
+            await cluster.wait_synced(60)
+            if "clusterStatus" in self.options.controllers:
+                tasks.append(loop.create_task(status.run(), name="cluster-status"))
+            if "certRotation" in self.options.controllers:
+                rotator = CertificateRotator(
+                    self.control_plane,
+                    self.member,
+                    self.credentials,
+                    checking_interval=self.options.cert_rotation_checking_interval,
+                    threshold=self.options.cert_rotation_remaining_time_threshold,
+                )
+                tasks.append(loop.create_task(rotator.run(), name="cert-rotation"))
+            log.info("agent for cluster %s running: %s", name, ", ".join(self.options.controllers))
+            await asyncio.gather(*tasks)
+            await asyncio.Event().wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await cluster.stop()

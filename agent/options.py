@@ -1,0 +1,157 @@
+"""The agent's flags, with Karmada's names and defaults (durations in seconds)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+from karmada.durations import parse_duration
+
+ALL_CONTROLLERS = ("clusterStatus", "certRotation")
+
+
+@dataclass
+class Options:
+    """How one ``karmada-agent`` runs."""
+
+    cluster_name: str = ""
+    karmada_kubeconfig: str = ""
+    karmada_context: str | None = None
+    karmada_kubeconfig_namespace: str = "karmada-system"
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster_api_endpoint: str = ""
+    cluster_provider: str = ""
+    cluster_region: str = ""
+    cluster_zones: list[str] = field(default_factory=list)
+    cluster_namespace: str = "karmada-cluster"
+    proxy_server_address: str = ""
+    controllers: tuple[str, ...] = ALL_CONTROLLERS
+    cluster_status_update_frequency: float = 10.0
+    cluster_lease_duration: float = 40.0
+    cluster_lease_renew_interval_fraction: float = 0.25
+    cluster_success_threshold: float = 30.0
+    cluster_failure_threshold: float = 30.0
+    cert_rotation_checking_interval: float = 300.0
+    cert_rotation_remaining_time_threshold: float = 0.2
+    leader_elect: bool = True
+    leader_elect_resource_namespace: str = ""
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0
+    verbosity: int = 2
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid boolean "{text}"')
+
+
+def _controllers(text: str) -> tuple[str, ...]:
+    """``*`` for the defaults, ``name`` to enable, ``-name`` to disable (Karmada's syntax)."""
+    selected: list[str] = []
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name = item.lstrip("-")
+        if item == "*":
+            selected.extend(c for c in ALL_CONTROLLERS if c not in selected)
+        elif name not in ALL_CONTROLLERS:
+            raise argparse.ArgumentTypeError(f'unknown controller "{name}"; known: {", ".join(ALL_CONTROLLERS)}')
+        elif item.startswith("-"):
+            selected = [c for c in selected if c != name]
+        elif name not in selected:
+            selected.append(name)
+    return tuple(selected)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster-name", required=True, help="this cluster's name in Karmada")
+    parser.add_argument(
+        "--karmada-kubeconfig",
+        default="",
+        metavar="PATH",
+        help="the agent's kubeconfig for the control plane (default: the register Secret in the member)",
+    )
+    parser.add_argument("--karmada-context", metavar="NAME", help="context in --karmada-kubeconfig")
+    parser.add_argument(
+        "--karmada-kubeconfig-namespace",
+        default="karmada-system",
+        metavar="NAMESPACE",
+        help="member namespace of the karmada-kubeconfig Secret, which certificate rotation updates (karmada-system)",
+    )
+    parser.add_argument("--kubeconfig", metavar="PATH", help="member cluster kubeconfig (default: in-cluster)")
+    parser.add_argument("--context", metavar="NAME", help="context in --kubeconfig")
+    parser.add_argument("--cluster-api-endpoint", default="", metavar="URL", help="member API endpoint to record")
+    parser.add_argument("--cluster-provider", default="", help="provider to record on the Cluster")
+    parser.add_argument("--cluster-region", default="", help="region to record on the Cluster")
+    parser.add_argument("--cluster-zones", default="", metavar="ZONES", help="zones to record (a,b)")
+    parser.add_argument("--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Lease namespace")
+    parser.add_argument("--proxy-server-address", default="", metavar="URL", help="proxy to record on the Cluster")
+    parser.add_argument(
+        "--controllers",
+        type=_controllers,
+        default=ALL_CONTROLLERS,
+        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, certRotation)",
+    )
+    for flag, value in (
+        ("--cluster-status-update-frequency", "10s"),
+        ("--cluster-lease-duration", "40s"),
+        ("--cluster-success-threshold", "30s"),
+        ("--cluster-failure-threshold", "30s"),
+        ("--cert-rotation-checking-interval", "5m"),
+        ("--leader-elect-lease-duration", "15s"),
+        ("--leader-elect-renew-deadline", "10s"),
+        ("--leader-elect-retry-period", "2s"),
+    ):
+        parser.add_argument(flag, type=_duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    parser.add_argument("--cluster-lease-renew-interval-fraction", type=float, default=0.25, metavar="F", help="(0.25)")
+    parser.add_argument("--cert-rotation-remaining-time-threshold", type=float, default=0.2, metavar="F", help="(0.2)")
+    parser.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL", help="(true)")
+    parser.add_argument(
+        "--leader-elect-resource-namespace",
+        default="",
+        metavar="NAMESPACE",
+        help="control-plane namespace of the election Lease (default: karmada-es-<cluster>, which the agent owns)",
+    )
+    parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
+
+
+def from_args(args: argparse.Namespace) -> Options:
+    return Options(
+        cluster_name=args.cluster_name,
+        karmada_kubeconfig=args.karmada_kubeconfig,
+        karmada_context=args.karmada_context,
+        karmada_kubeconfig_namespace=args.karmada_kubeconfig_namespace,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        cluster_api_endpoint=args.cluster_api_endpoint,
+        cluster_provider=args.cluster_provider,
+        cluster_region=args.cluster_region,
+        cluster_zones=[z for z in args.cluster_zones.split(",") if z],
+        cluster_namespace=args.cluster_namespace,
+        proxy_server_address=args.proxy_server_address,
+        controllers=args.controllers,
+        cluster_status_update_frequency=args.cluster_status_update_frequency,
+        cluster_lease_duration=args.cluster_lease_duration,
+        cluster_lease_renew_interval_fraction=args.cluster_lease_renew_interval_fraction,
+        cluster_success_threshold=args.cluster_success_threshold,
+        cluster_failure_threshold=args.cluster_failure_threshold,
+        cert_rotation_checking_interval=args.cert_rotation_checking_interval,
+        cert_rotation_remaining_time_threshold=args.cert_rotation_remaining_time_threshold,
+        leader_elect=args.leader_elect,
+        leader_elect_resource_namespace=args.leader_elect_resource_namespace,
+        leader_elect_lease_duration=args.leader_elect_lease_duration,
+        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
+        leader_elect_retry_period=args.leader_elect_retry_period,
+        verbosity=args.verbosity,
+    )
