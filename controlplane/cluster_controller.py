@@ -90,7 +90,10 @@ class ClusterController:
             changed = True
         taints = readiness_taints(spec.get("taints") or [], condition_status(cluster, "Ready"), now)
         if taints is not None:
-            spec["taints"] = taints
+            if taints:
+                spec["taints"] = taints
+            else:
+                spec.pop("taints", None)  # Go's omitempty: no taints, no field
             changed = True
         if not changed:
             return

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pullmode import PullMode
 from tests.servers import Kubectl, Plugin, Raw, ServerThread, start_server
 
 
@@ -59,3 +60,29 @@ class UserFactory:
 def plugin(localkube: ServerThread, workdir: Path) -> Plugin:
     """``kubectl karmada`` bound to the module's localkube as admin."""
     return Plugin(localkube.kubeconfig(workdir))
+
+
+@pytest.fixture(scope="module")
+def pull_mode(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
+    """Karmada installed on the module's localkube, with karmada-controlplane running."""
+    env = PullMode(localkube, workdir).install()
+    env.start_controlplane()
+    try:
+        yield env
+    finally:
+        env.stop()
+
+
+@pytest.fixture(scope="module")
+def member1() -> Iterator[ServerThread]:
+    yield from start_server(port=0)
+
+
+@pytest.fixture(scope="module")
+def member2() -> Iterator[ServerThread]:
+    yield from start_server(port=0)
+
+
+@pytest.fixture(scope="module")
+def member3() -> Iterator[ServerThread]:
+    yield from start_server(port=0)

@@ -45,3 +45,44 @@ def kubectl() -> str:
     if not found:
         raise RuntimeError("kubectl is not on PATH: install kubectl v1.32 (see README)")
     return found
+
+
+class Background:
+    """One of our programs running in the background, its output in a log file."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.args = args
+        self.log = log
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Background:
+        with self.log.open("ab") as out:
+            self._process = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, env=program_env())
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def stop(self, timeout: float = 10) -> None:
+        """SIGTERM, then SIGKILL."""
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._process = None
+
+    def kill(self) -> None:
+        """SIGKILL: the process vanishes without cleaning up."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""

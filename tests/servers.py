@@ -67,7 +67,8 @@ class ServerThread:
 
     def kubeconfig(self, directory: Path, user: str = "kubernetes-admin", groups: list[str] | None = None) -> Path:
         name = user.replace(":", "_")
-        path = directory / f"{name}.kubeconfig"
+        port = self.url.rsplit(":", 1)[1]
+        path = directory / f"{name}-{port}.kubeconfig"  # one file per server and user
         if not path.exists():
             self.run_sync(lambda: self.server.write_kubeconfig(path, user=user, groups=groups))
         return path

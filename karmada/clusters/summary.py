@@ -89,7 +89,10 @@ def resource_summary(nodes: Iterable[Obj], pods: Iterable[Obj], models: list[Obj
             for name, amount in pod_requests(spec).items():
                 allocated[name] = allocated.get(name, Fraction(0)) + amount
             scheduled += 1
-    summary: Obj = {"allocatable": _allocatable(node_list)}
+    summary: Obj = {}
+    allocatable = _allocatable(node_list)
+    if allocatable:
+        summary["allocatable"] = allocatable
     for key, total, count in (("allocating", allocating, pending), ("allocated", allocated, scheduled)):
         listed = _resource_list(total, count)
         if listed is not None:
