@@ -59,34 +59,50 @@ def parse_taint(spec: str) -> TaintChange:
     return TaintChange(key, value, effect, remove)
 
 
-def apply_taint_changes(
-    taints: list[Obj], changes: list[TaintChange], *, overwrite: bool
-) -> tuple[list[Obj], list[str]]:
-    """The new taint list and what happened (``tainted``/``untainted``), as kubectl computes it.
+def _same(a: Obj, b: Obj) -> bool:
+    return a.get("key") == b.get("key") and a.get("effect") == b.get("effect")
 
-    Adding a key+effect that exists is an error unless ``overwrite``; removing one
-    that does not exist is an error.
+
+def taint_string(taint: Obj) -> str:
+    """``key=value:Effect`` as kubectl prints a taint."""
+    value = f"={taint['value']}" if taint.get("value") else ""
+    effect = f":{taint['effect']}" if taint.get("effect") else ""
+    return f"{taint.get('key')}{value}{effect}"
+
+
+def apply_taint_changes(
+    taints: list[Obj], changes: list[TaintChange], *, overwrite: bool, owner: str = "cluster"
+) -> tuple[list[Obj], str]:
+    """The new taint list and the operation (``tainted``, ``untainted`` or ``modified``),
+    computed as kubectl and karmadactl do: new taints first, then the untouched old ones.
+
+    Adding a key+effect that exists is an error unless ``overwrite``; removing one that
+    does not exist is an error.
     """
-    result = [dict(t) for t in taints]
-    operations: list[str] = []
-    for change in changes:
-        if change.remove:
-            kept = [t for t in result if not (t.get("key") == change.key and change.effect in ("", t.get("effect")))]
-            if len(kept) == len(result):
-                what = f"{change.key}:{change.effect}" if change.effect else change.key
-                raise TaintError(f'taint "{what}" not found')
-            result = kept
-            operations.append("untainted")
-            continue
-        existing = next((t for t in result if t.get("key") == change.key and t.get("effect") == change.effect), None)
-        if existing is not None and not overwrite:
-            raise TaintError(f"cluster already has {change.key} taint(s) with same effect(s) and --overwrite is false")
-        if existing is not None:
-            result[result.index(existing)] = change.as_taint()
-        else:
-            result.append(change.as_taint())
-        operations.append("tainted")
-    return result, operations
+    adds = [c.as_taint() for c in changes if not c.remove]
+    removes = [c for c in changes if c.remove]
+    if not overwrite:
+        existing = [a["key"] for a in adds if any(_same(a, old) for old in taints)]
+        if existing:
+            raise TaintError(
+                f"{owner} already has [{' '.join(existing)}] taint(s) with same effect(s) and --overwrite is false"
+            )
+    result = [dict(t) for t in adds]
+    for old in taints:
+        if not any(_same(old, new) for new in result):
+            result.append(dict(old))
+    added = len(taints) != len(result)
+    errors, deleted = [], False
+    for change in removes:
+        kept = [t for t in result if not (t.get("key") == change.key and change.effect in ("", t.get("effect")))]
+        deleted = len(kept) != len(result)
+        if not deleted:
+            errors.append(f'taint "{taint_string({"key": change.key, "effect": change.effect})}" not found')
+        result = kept
+    if errors:
+        raise TaintError("; ".join(errors))
+    operation = "modified" if (added and deleted) or overwrite else "tainted" if added else "untainted"
+    return result, operation
 
 
 UNSCHEDULABLE_TAINT = {"key": TAINT_CLUSTER_UNSCHEDULABLE, "effect": "NoSchedule"}

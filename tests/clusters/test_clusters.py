@@ -112,15 +112,17 @@ def test_parse_taint_errors(spec: str, message: str) -> None:
 
 def test_apply_taint_changes_follows_kubectl() -> None:
     taints = [{"key": "a", "value": "1", "effect": "NoSchedule"}]
-    added, ops = apply_taint_changes(taints, [parse_taint("b=2:NoExecute")], overwrite=False)
-    assert added == [*taints, {"key": "b", "value": "2", "effect": "NoExecute"}] and ops == ["tainted"]
-    with pytest.raises(TaintError, match="already has a taint"):
-        apply_taint_changes(taints, [parse_taint("a=9:NoSchedule")], overwrite=False)
-    replaced, _ = apply_taint_changes(taints, [parse_taint("a=9:NoSchedule")], overwrite=True)
-    assert replaced == [{"key": "a", "value": "9", "effect": "NoSchedule"}]
+    added, operation = apply_taint_changes(taints, [parse_taint("b=2:NoExecute")], overwrite=False)
+    assert added == [{"key": "b", "value": "2", "effect": "NoExecute"}, *taints] and operation == "tainted"
+    with pytest.raises(TaintError, match=re.escape("m1 already has [a] taint(s) with same effect(s)")):
+        apply_taint_changes(taints, [parse_taint("a=9:NoSchedule")], overwrite=False, owner="m1")
+    replaced, operation = apply_taint_changes(taints, [parse_taint("a=9:NoSchedule")], overwrite=True)
+    assert replaced == [{"key": "a", "value": "9", "effect": "NoSchedule"}] and operation == "modified"
     both = [*taints, {"key": "a", "effect": "NoExecute"}]
-    assert apply_taint_changes(both, [parse_taint("a-")], overwrite=False)[0] == []
+    assert apply_taint_changes(both, [parse_taint("a-")], overwrite=False) == ([], "untainted")
     assert apply_taint_changes(both, [parse_taint("a:NoExecute-")], overwrite=False)[0] == taints
+    swapped = apply_taint_changes(taints, [parse_taint("c:NoSchedule"), parse_taint("a-")], overwrite=False)
+    assert swapped == ([{"key": "c", "effect": "NoSchedule"}], "modified")
     with pytest.raises(TaintError, match='taint "z" not found'):
         apply_taint_changes(taints, [parse_taint("z-")], overwrite=False)
 
