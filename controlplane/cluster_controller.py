@@ -145,7 +145,11 @@ class ClusterController:
         if finalizers != (cluster["metadata"].get("finalizers") or []):
             updated = copy.deepcopy(cluster)
             updated["metadata"]["finalizers"] = finalizers
-            await self.client.update(CLUSTERS, updated)
+            try:
+                await self.client.update(CLUSTERS, updated)
+            except KubeError as exc:
+                if not exc.not_found:  # already gone: a repeated event for the same removal
+                    raise
         return None
 
     async def _release_works(self, space: str) -> None:

@@ -74,7 +74,13 @@ async def unregister(
         await _delete(control_plane, CLUSTERS, name, None)
 
         async def cluster_gone() -> bool:
-            return await control_plane.get_or_none(CLUSTERS, name) is None
+            try:
+                return await control_plane.get_or_none(CLUSTERS, name) is None
+            except KubeError as exc:
+                # with the agent's credentials: its access is removed in the last step of the removal
+                if exc.status == 403:
+                    return True
+                raise
 
         await wait_until(cluster_gone, options.wait, what=f"Cluster {name} to be removed by the control plane")
         say(f"cluster {name} removed from the control plane")
