@@ -6,16 +6,15 @@ from __future__ import annotations
 import base64
 import json
 
+import yaml
 from cryptography import x509
 
 from tests.pullmode import PullMode, wait_for
-from tests.servers import ServerThread
+from tests.servers import Plugin, ServerThread
 
 
 def _secret_cert(pull_mode: PullMode, member: ServerThread, name: str) -> bytes:
     kubeconfig = pull_mode.agent_kubeconfig(member, name).read_text()
-    import yaml
-
     user = yaml.safe_load(kubeconfig)["users"][0]["user"]
     return base64.b64decode(user["client-certificate-data"])
 
@@ -38,10 +37,12 @@ def test_certificate_rotation_without_restart(pull_mode: PullMode, member1: Serv
     assert renewals and renewals[0]["status"]["conditions"][0]["message"] == (
         "Auto approving self karmada agent certificate after SubjectAccessReview."
     )
+
     # still heartbeating with the new certificate
-    lease = lambda: json.loads(  # noqa: E731
-        pull_mode.admin("get", "lease", "member1", "-n", "karmada-cluster", "-o", "json").stdout
-    )["spec"]["renewTime"]
+    def lease() -> str:
+        stored = pull_mode.admin("get", "lease", "member1", "-n", "karmada-cluster", "-o", "json").stdout
+        return str(json.loads(stored)["spec"]["renewTime"])
+
     before = lease()
     wait_for(lambda: lease() != before, what="a lease renewal after rotation")
 
@@ -53,8 +54,6 @@ def test_unregister_with_the_agents_credentials(pull_mode: PullMode, member1: Se
         pull_mode.start_agent(member1, "member1")
     wait_for(lambda: pull_mode.ready("member1") == "True", what="member1 Ready")
     member = pull_mode.member_admin(member1, "member1")
-    from tests.servers import Plugin
-
     out = Plugin(member.kubeconfig)("unregister", "member1").stdout
     assert "cluster member1 removed from the control plane" in out
     assert "cluster(member1) is unregistered successfully" in out
