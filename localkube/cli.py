@@ -37,16 +37,42 @@ def build_parser() -> argparse.ArgumentParser:
         "--extra-san", action="append", default=[], help="another host name or IP for the serving certificate"
     )
     serve.add_argument("--watch-history", type=int, default=2000, help="events kept per resource for watch resumption")
+    serve.add_argument(
+        "--simulate-nodes", type=int, default=0, metavar="N", help="create N Ready nodes with the capacity below (0)"
+    )
+    serve.add_argument("--node-cpu", default="8", help="cpu of each simulated node (8)")
+    serve.add_argument("--node-memory", default="32Gi", help="memory of each simulated node (32Gi)")
+    serve.add_argument("--node-pods", type=int, default=110, help="pods per simulated node (110)")
+    serve.add_argument("--node-name-prefix", default="node", help="simulated nodes are PREFIX-1..N (node)")
+    serve.add_argument(
+        "--simulate-workloads",
+        action="store_true",
+        help="run Deployments, StatefulSets, ReplicaSets, DaemonSets and Jobs as simulated Pods bound to nodes",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     return parser
 
 
 async def _serve(args: argparse.Namespace) -> int:
     from localkube.server import LocalKube, ServerConfig
+    from localkube.simulation import SimulationConfig
 
     hosts = list(dict.fromkeys(["127.0.0.1", "localhost", args.host, *args.extra_san]))
+    simulation = SimulationConfig(
+        nodes=args.simulate_nodes,
+        node_cpu=args.node_cpu,
+        node_memory=args.node_memory,
+        node_pods=args.node_pods,
+        node_prefix=args.node_name_prefix,
+        workloads=args.simulate_workloads,
+    )
     config = ServerConfig(
-        host=args.host, port=args.port, data_dir=args.data_dir, hosts=hosts, history=args.watch_history
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+        hosts=hosts,
+        history=args.watch_history,
+        simulation=simulation,
     )
     server = LocalKube(config)
     await server.start()

@@ -57,6 +57,7 @@ from localkube.pki import CertificateAuthority, subject_identity
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+from localkube.simulation import SimulationConfig
 from localkube.store import Event, Journal, Store
 
 log = logging.getLogger("localkube")
@@ -111,6 +112,7 @@ class ServerConfig:
     history: int = 2000
     static_tokens: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     anonymous: bool = True
+    simulation: SimulationConfig = field(default_factory=SimulationConfig)
 
 
 class LocalKube:
@@ -187,6 +189,11 @@ class LocalKube:
             self.port = sockets[0].getsockname()[1]
         self.controllers = Controllers(self)
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
+        if self.config.simulation.enabled:
+            from localkube.simulation import Simulation
+
+            simulation = Simulation(self, self.config.simulation)
+            self._tasks.append(asyncio.create_task(simulation.run(), name="localkube-simulation"))
         self._write_cluster_info()
 
     async def stop(self) -> None:

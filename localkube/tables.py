@@ -146,6 +146,42 @@ def _created(obj: Obj) -> str:
     return str(obj["metadata"].get("creationTimestamp", ""))
 
 
+def _node_status(obj: Obj) -> str:
+    ready = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+    text = "Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"
+    if (obj.get("spec") or {}).get("unschedulable"):
+        text += ",SchedulingDisabled"
+    return text
+
+
+def _node_roles(obj: Obj) -> str:
+    prefix = "node-role.kubernetes.io/"
+    roles = sorted(k[len(prefix) :] for k in (obj["metadata"].get("labels") or {}) if k.startswith(prefix))
+    return ",".join(r for r in roles if r) or "<none>"
+
+
+def _address(obj: Obj, kind: str) -> str:
+    for address in (obj.get("status") or {}).get("addresses") or []:
+        if address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _status(obj: Obj, key: str, default: Any = 0) -> Any:
+    return (obj.get("status") or {}).get(key, default)
+
+
+def _spec(obj: Obj, key: str, default: Any = 0) -> Any:
+    return (obj.get("spec") or {}).get(key, default)
+
+
+def _job_status(obj: Obj) -> str:
+    for condition in _status(obj, "conditions", []) or []:
+        if condition.get("status") == "True" and condition.get("type") in ("Complete", "Failed", "Suspended"):
+            return str(condition["type"])
+    return "Running"
+
+
 _BUILTIN: dict[str, tuple[list[Column], Callable[[Obj], list[Any]]]] = {
     "Namespace": (
         [_NAME, _column("Status"), _AGE],
@@ -192,12 +228,105 @@ _BUILTIN: dict[str, tuple[list[Column], Callable[[Obj], list[Any]]]] = {
         ],
     ),
     "Pod": (
-        [_NAME, _column("Ready"), _column("Status"), _column("Restarts", "integer"), _AGE],
+        [
+            _NAME,
+            _column("Ready"),
+            _column("Status"),
+            _column("Restarts", "integer"),
+            _AGE,
+            _column("IP", priority=1),
+            _column("Node", priority=1),
+            _column("Nominated Node", priority=1),
+            _column("Readiness Gates", priority=1),
+        ],
         lambda o: [
             o["metadata"]["name"],
             _ready(o),
             (o.get("status") or {}).get("phase", ""),
             sum(int(c.get("restartCount", 0)) for c in (o.get("status") or {}).get("containerStatuses") or []),
+            age(_created(o), time.time()),
+            _status(o, "podIP", "<none>"),
+            _spec(o, "nodeName", "<none>"),
+            _status(o, "nominatedNodeName", "<none>"),
+            "<none>",
+        ],
+    ),
+    "Node": (
+        [
+            _NAME,
+            _column("Status"),
+            _column("Roles"),
+            _AGE,
+            _column("Version"),
+            _column("Internal-IP", priority=1),
+            _column("External-IP", priority=1),
+            _column("OS-Image", priority=1),
+            _column("Kernel-Version", priority=1),
+            _column("Container-Runtime", priority=1),
+        ],
+        lambda o: [
+            o["metadata"]["name"],
+            _node_status(o),
+            _node_roles(o),
+            age(_created(o), time.time()),
+            (_status(o, "nodeInfo", {}) or {}).get("kubeletVersion", ""),
+            _address(o, "InternalIP"),
+            _address(o, "ExternalIP"),
+            (_status(o, "nodeInfo", {}) or {}).get("osImage", "<unknown>") or "<unknown>",
+            (_status(o, "nodeInfo", {}) or {}).get("kernelVersion", "<unknown>") or "<unknown>",
+            (_status(o, "nodeInfo", {}) or {}).get("containerRuntimeVersion", "<unknown>"),
+        ],
+    ),
+    "ReplicaSet": (
+        [_NAME, _column("Desired", "integer"), _column("Current", "integer"), _column("Ready", "integer"), _AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            _spec(o, "replicas", 1),
+            _status(o, "replicas"),
+            _status(o, "readyReplicas"),
+            age(_created(o), time.time()),
+        ],
+    ),
+    "StatefulSet": (
+        [_NAME, _column("Ready"), _AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            f"{_status(o, 'readyReplicas')}/{_spec(o, 'replicas', 1)}",
+            age(_created(o), time.time()),
+        ],
+    ),
+    "DaemonSet": (
+        [
+            _NAME,
+            _column("Desired", "integer"),
+            _column("Current", "integer"),
+            _column("Ready", "integer"),
+            _column("Up-to-date", "integer"),
+            _column("Available", "integer"),
+            _column("Node Selector"),
+            _AGE,
+        ],
+        lambda o: [
+            o["metadata"]["name"],
+            _status(o, "desiredNumberScheduled"),
+            _status(o, "currentNumberScheduled"),
+            _status(o, "numberReady"),
+            _status(o, "updatedNumberScheduled"),
+            _status(o, "numberAvailable"),
+            ",".join(
+                f"{k}={v}" for k, v in ((_spec(o, "template", {}).get("spec") or {}).get("nodeSelector") or {}).items()
+            )
+            or "<none>",
+            age(_created(o), time.time()),
+        ],
+    ),
+    "Job": (
+        [_NAME, _column("Status"), _column("Completions"), _column("Duration"), _AGE],
+        lambda o: [
+            o["metadata"]["name"],
+            _job_status(o),
+            f"{_status(o, 'succeeded')}/{_spec(o, 'completions', 1)}",
+            age(_status(o, "startTime", "") or _created(o), time.time()),
             age(_created(o), time.time()),
         ],
     ),
