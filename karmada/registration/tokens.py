@@ -71,7 +71,7 @@ def register_command(parent: str, server: str, token: BootstrapToken, ca_pem: by
             "use a kubeconfig with certificate-authority-data"
         )
     endpoint = server.removeprefix("https://").rstrip("/")
-    pins = ",".join(dict.fromkeys(ca_cert_hash(block) for block in split_pem(ca_pem)))
+    pins = ",".join(dict.fromkeys(ca_cert_hash(block) for block in split_pem(ca_pem)))  # one per CA in the bundle
     parts = [*shlex.split(parent), "register", endpoint, "--token", token.value, "--discovery-token-ca-cert-hash", pins]
     return shlex.join(parts)
 
