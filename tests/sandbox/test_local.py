@@ -1,0 +1,60 @@
+"""``kubectl karmada local up|status|down`` as a newcomer runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.programs import kubectl, run
+from tests.pullmode import wait_for
+from tests.servers import Kubectl, Plugin
+
+
+def test_up_status_down(tmp_path: Path) -> None:
+    directory = tmp_path / "sandbox"
+    plugin = Plugin(None)
+    try:
+        up = plugin("local", "up", "--dir", str(directory), "--members", "2", "--nodes-per-member", "2", timeout=120)
+        assert "all 2 members Ready" in up.stdout
+        karmada = Kubectl(directory / "karmada.config", tmp_path / "cache")
+        lines = karmada("get", "clusters").stdout.splitlines()
+        assert [line.split()[0] for line in lines[1:]] == ["member1", "member2"]
+        assert all(line.split()[3] == "True" for line in lines[1:])
+        config = json.loads(karmada("config", "view", "-o", "json").stdout)
+        assert config["current-context"] == "karmada-apiserver"
+        members = Kubectl(directory / "members.config", tmp_path / "cache")
+        contexts = members("config", "get-contexts", "-o", "name").stdout.split()
+        assert contexts == ["member1", "member2"]
+        nodes = members("--context", "member2", "get", "nodes", "-o", "name").stdout.split()
+        assert nodes == ["node/member2-1", "node/member2-2"]
+        cluster = json.loads(karmada("get", "cluster", "member1", "-o", "json").stdout)
+        assert cluster["status"]["nodeSummary"] == {"totalNum": 2, "readyNum": 2}
+        assert cluster["status"]["resourceSummary"]["allocatable"]["cpu"] == "16"
+        # a workload in a member shows up in the resource summary as allocated
+        members("--context", "member1", "create", "deployment", "web", "--image=nginx", "--replicas=2")
+        members("--context", "member1", "set", "resources", "deployment/web", "--requests=cpu=500m")
+        members("--context", "member1", "rollout", "status", "deployment/web", "--timeout=30s", timeout=40)
+
+        def allocated() -> object:
+            summary = json.loads(karmada("get", "cluster", "member1", "-o", "json").stdout)["status"]["resourceSummary"]
+            return (summary.get("allocated") or {}).get("cpu") == "1"
+
+        wait_for(allocated, timeout=30, interval=1, what="two 500m pods counted as allocated")
+        status = plugin("local", "status", "--dir", str(directory)).stdout
+        assert "karmada-agent-member1" in status and "running" in status and "member2" in status
+        agent_args = " ".join(json.loads(run(["cat", str(directory / "sandbox.json")]).stdout)["processes"][-1]["args"])
+        assert "--cluster-name=member" in agent_args, "the agent's cluster name is on its command line"
+        again = plugin("local", "up", "--dir", str(directory), check=False)
+        assert again.returncode == 1 and "already running" in again.stderr
+    finally:
+        down = plugin("local", "down", "--dir", str(directory))
+    assert "sandbox stopped and removed" in down.stdout
+    assert not (directory / "karmada.config").exists() and not (directory / "sandbox.json").exists()
+    assert kubectl()
+
+
+def test_refuses_to_overwrite_a_kubeconfig(tmp_path: Path) -> None:
+    (tmp_path / "karmada.config").write_text("apiVersion: v1\nkind: Config\n")
+    refused = Plugin(None)("local", "up", "--dir", str(tmp_path), check=False)
+    assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr
+    assert (tmp_path / "karmada.config").read_text() == "apiVersion: v1\nkind: Config\n"
