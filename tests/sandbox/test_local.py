@@ -37,9 +37,10 @@ def test_up_status_down(tmp_path: Path) -> None:
 
         def allocated() -> object:
             summary = json.loads(karmada("get", "cluster", "member1", "-o", "json").stdout)["status"]["resourceSummary"]
-            return (summary.get("allocated") or {}).get("cpu") == "1"
+            # two 500m pods, plus the (simulated) pod of the agent Deployment that register created
+            return (summary.get("allocated") or {}).get("cpu") == "1100m"
 
-        wait_for(allocated, timeout=30, interval=1, what="two 500m pods counted as allocated")
+        wait_for(allocated, timeout=30, interval=1, what="the pods counted as allocated")
         status = plugin("local", "status", "--dir", str(directory)).stdout
         assert "karmada-agent-member1" in status and "running" in status and "member2" in status
         agent_args = " ".join(json.loads(run(["cat", str(directory / "sandbox.json")]).stdout)["processes"][-1]["args"])
