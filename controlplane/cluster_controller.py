@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER, EXECUTION_CONTROLLER_FINALIZER, SYSTEM_LABEL
-from karmada.api.names import execution_space
+from karmada.api.names import execution_space, validate_cluster_name
 from karmada.clusters.conditions import condition_status
 from karmada.clusters.mutation import mutate, prepare_new_cluster
 from karmada.clusters.taints import readiness_taints, taints_message
@@ -70,6 +70,12 @@ class ClusterController:
             return None
         if cluster["metadata"].get("deletionTimestamp"):
             return await self._remove(cluster)
+        problems = validate_cluster_name(name)
+        if problems:
+            # Karmada's API server would have refused it; without admission, say so and leave it alone
+            message = f'invalid cluster name "{name}": {problems[0]}; delete it and use a valid name'
+            await self.recorder.record(cluster, "Warning", "InvalidClusterName", message)
+            return None
         await self._ensure_execution_space(cluster)
         if (cluster.get("spec") or {}).get("syncMode") == "Pull" and name not in self._access_ensured:
             await ensure_agent_access(self.client, self.mapper, name)

@@ -168,3 +168,17 @@ def test_no_secrets_in_logs(pull_mode: PullMode, member1: ServerThread) -> None:
         assert material[:40] not in logs
     assert "BEGIN" not in logs and "PRIVATE KEY" not in logs
     assert not re.search(r"[a-z0-9]{6}\.[a-z0-9]{16}", logs), "no bootstrap token in logs"
+
+
+def test_invalid_cluster_names_are_reported_not_served(pull_mode: PullMode) -> None:
+    name = "a" * 49  # 48 characters at most: karmada-es-<name> must stay a valid namespace name
+    body = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": name}}
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps({**body, "spec": {"syncMode": "Push"}}))
+
+    def events() -> str:
+        selector = f"involvedObject.name={name}"
+        return str(pull_mode.admin("get", "events", "--field-selector", selector, "-o", "json").stdout)
+
+    wait_for(lambda: "InvalidClusterName" in events(), what="a warning about the name")
+    assert pull_mode.admin("get", "namespace", f"karmada-es-{name}", check=False).returncode == 1
+    pull_mode.admin("delete", "cluster", name)
