@@ -19,6 +19,7 @@ from agent.cert_rotation import CertificateRotator
 from agent.cluster_spec import NotRegistered, ensure_cluster
 from agent.cluster_status import ClusterStatusController
 from agent.credentials import ControlPlaneCredentials
+from agent.execution import ExecutionController
 from agent.options import Options
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
@@ -89,11 +90,15 @@ class Agent:
         tasks: list[asyncio.Task[None]] = []
         loop = asyncio.get_running_loop()
         status = ClusterStatusController(self.control_plane, self.member, cluster, self.options)
+        execution: ExecutionController | None = None
         try:
             cluster.start()
             await cluster.wait_synced(60)
             if "clusterStatus" in self.options.controllers:
                 tasks.append(loop.create_task(status.run(), name="cluster-status"))
+            if "execution" in self.options.controllers:
+                execution = ExecutionController(self.control_plane, self.member, cluster, name)
+                await execution.start()
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(
                     self.control_plane,
@@ -112,4 +117,6 @@ class Agent:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if execution is not None:
+                await execution.stop()
             await cluster.stop()

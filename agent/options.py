@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 
-ALL_CONTROLLERS = ("clusterStatus", "certRotation")
+ALL_CONTROLLERS = ("clusterStatus", "execution", "certRotation")
 
 
 @dataclass
@@ -101,7 +101,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--controllers",
         type=_controllers,
         default=ALL_CONTROLLERS,
-        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, certRotation)",
+        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, certRotation)",
     )
     for flag, value in (
         ("--cluster-status-update-frequency", "10s"),

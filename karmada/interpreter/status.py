@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.binding import AggregatedStatusItem
 from karmada.api.keys import RESOURCE_TEMPLATE_GENERATION_ANNOTATION
+
+if TYPE_CHECKING:
+    from karmada.api.binding import AggregatedStatusItem
 from karmada.interpreter.podspec import nested
 
 AGGREGATE_KINDS = {
