@@ -1,0 +1,122 @@
+"""The agent applies its Works in the member: create, drift correction, conflicts,
+a broken manifest failing only its own Work, and deletion with the finalizer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.pullmode import PullMode, wait_for
+from tests.servers import Kubectl, ServerThread
+
+NS = "karmada-es-member1"
+
+
+def work(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    meta = manifest.setdefault("metadata", {})
+    meta.setdefault("labels", {})["karmada.io/managed"] = "true"
+    meta.setdefault("annotations", {}).update({"work.karmada.io/name": name, "work.karmada.io/namespace": NS})
+    return {
+        "apiVersion": "work.karmada.io/v1alpha1",
+        "kind": "Work",
+        "metadata": {"name": name, "namespace": NS, "finalizers": ["karmada.io/execution-controller"]},
+        "spec": {"workload": {"manifests": [manifest]}},
+    }
+
+
+def deployment(name: str, replicas: int = 2) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+def _condition(pull_mode: PullMode, name: str, kind: str) -> dict[str, Any] | None:
+    result = pull_mode.admin("get", "work", name, "-n", NS, "-o", "json", check=False)
+    if result.returncode:
+        return None
+    for condition in (json.loads(result.stdout).get("status") or {}).get("conditions") or []:
+        if condition["type"] == kind:
+            return dict(condition)
+    return None
+
+
+def _ready_member(pull_mode: PullMode, member1: ServerThread) -> Kubectl:
+    if pull_mode.cluster("member1") is None:
+        pull_mode.register(member1, "member1")
+        pull_mode.start_agent(member1, "member1")
+    wait_for(lambda: pull_mode.ready("member1") == "True", what="member1 Ready")
+    return pull_mode.member_admin(member1, "member1")
+
+
+def test_apply_drift_and_delete(pull_mode: PullMode, member1: ServerThread) -> None:
+    member = _ready_member(pull_mode, member1)
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("web", deployment("web"))))
+    wait_for(lambda: (_condition(pull_mode, "web", "Applied") or {}).get("status") == "True", what="Applied")
+    applied = _condition(pull_mode, "web", "Applied") or {}
+    assert (applied["reason"], applied["message"]) == ("AppliedSuccessful", "Manifest has been successfully applied")
+    stored = json.loads(member("get", "deploy", "web", "-o", "json").stdout)
+    assert stored["spec"]["replicas"] == 2 and stored["metadata"]["labels"]["karmada.io/managed"] == "true"
+    statuses = json.loads(pull_mode.admin("get", "work", "web", "-n", NS, "-o", "json").stdout)["status"]
+    identifier = statuses["manifestStatuses"][0]["identifier"]
+    assert identifier == {
+        "ordinal": 0,
+        "group": "apps",
+        "version": "v1",
+        "kind": "Deployment",
+        "resource": "deployments",
+        "namespace": "default",
+        "name": "web",
+    }
+    # drift in the member is corrected
+    member("scale", "deployment/web", "--replicas=5")
+    wait_for(
+        lambda: member("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "2", what="drift fixed"
+    )
+    member("delete", "deployment", "web")
+    wait_for(lambda: member("get", "deploy", "web", check=False).returncode == 0, what="deleted object recreated")
+    # deleting the Work removes the member object, then the finalizer
+    pull_mode.admin("delete", "work", "web", "-n", NS, "--wait=false")
+    wait_for(lambda: member("get", "deploy", "web", check=False).returncode == 1, what="member object removed")
+    wait_for(lambda: pull_mode.admin("get", "work", "web", "-n", NS, check=False).returncode == 1, what="Work gone")
+
+
+def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode, member1: ServerThread) -> None:
+    member = _ready_member(pull_mode, member1)
+    member("create", "configmap", "theirs", "--from-literal=k=v")
+    mine = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs", "namespace": "default"}, "data": {}}
+    broken = {"apiVersion": "example.com/v1", "kind": "Nothing", "metadata": {"name": "x", "namespace": "default"}}
+    good = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ours", "namespace": "default"},
+        "data": {"a": "b"},
+    }
+    for name, manifest in (("conflict", mine), ("broken", broken), ("good", good)):
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work(name, manifest)))
+    wait_for(lambda: (_condition(pull_mode, "good", "Applied") or {}).get("status") == "True", what="good applied")
+    wait_for(lambda: (_condition(pull_mode, "conflict", "Applied") or {}).get("status") == "False", what="conflict")
+    conflict = _condition(pull_mode, "conflict", "Applied") or {}
+    assert conflict["reason"] == "AppliedFailed"
+    assert (
+        "already exists in the cluster member1 and the work.karmada.io/conflict-resolution strategy value is empty"
+        in (conflict["message"])
+    )
+    assert member("get", "cm", "theirs", "-o", "jsonpath={.data.k}").stdout == "v", "not taken over"
+    wait_for(lambda: (_condition(pull_mode, "broken", "Applied") or {}).get("status") == "False", what="broken")
+    assert "Nothing" in (_condition(pull_mode, "broken", "Applied") or {})["message"]
+    # overwrite takes it over
+    overwrite = dict(mine)
+    overwrite["metadata"] = {**mine["metadata"], "annotations": {"work.karmada.io/conflict-resolution": "overwrite"}}
+    overwrite["data"] = {"k": "ours"}
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("conflict", overwrite)))
+    wait_for(lambda: member("get", "cm", "theirs", "-o", "jsonpath={.data.k}").stdout == "ours", what="overwritten")
