@@ -93,7 +93,12 @@ def test_apply_drift_and_delete(pull_mode: PullMode, member1: ServerThread) -> N
 def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode, member1: ServerThread) -> None:
     member = _ready_member(pull_mode, member1)
     member("create", "configmap", "theirs", "--from-literal=k=v")
-    mine = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs", "namespace": "default"}, "data": {}}
+    mine: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "theirs", "namespace": "default"},
+        "data": {},
+    }
     broken = {"apiVersion": "example.com/v1", "kind": "Nothing", "metadata": {"name": "x", "namespace": "default"}}
     good = {
         "apiVersion": "v1",
