@@ -13,7 +13,6 @@ restart for this step.
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime
 import logging
 import time
@@ -23,7 +22,7 @@ from agent.credentials import ControlPlaneCredentials
 from karmada.kube import KubeClient, KubeError
 from karmada.kube.resources import CSRS
 from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key, random_suffix
-from karmada.registration.identity import CLIENT_SIGNER
+from karmada.registration.identity import CertificateRefused, agent_csr, issued_certificate
 
 log = logging.getLogger("agent.certrotation")
 
@@ -80,17 +79,7 @@ class CertificateRotator:
         key = new_ec_key()
         request = client_csr(key, info.common_name, list(info.organizations))
         name = f"{self.credentials.user_name}-{random_suffix()}"
-        body = {
-            "apiVersion": "certificates.k8s.io/v1",
-            "kind": "CertificateSigningRequest",
-            "metadata": {"name": name, "labels": {"karmada.io/system": "true"}},
-            "spec": {
-                "request": base64.b64encode(request).decode(),
-                "signerName": CLIENT_SIGNER,
-                "usages": ["digital signature", "key encipherment", "client auth"],
-                "expirationSeconds": max(600, int(info.lifetime.total_seconds())),
-            },
-        }
+        body = agent_csr(name, request, max(600, int(info.lifetime.total_seconds())))
         await self.control_plane.create(CSRS, body)
         log.info("requested a renewed certificate (CSR %s); %s left of the old one", name, _left(info.not_after))
         issued = await self._wait(name)
@@ -104,13 +93,12 @@ class CertificateRotator:
     async def _wait(self, name: str) -> bytes:
         deadline = time.monotonic() + self.approval_timeout
         while time.monotonic() < deadline:
-            csr = await self.control_plane.get(CSRS, name)
-            status = csr.get("status") or {}
-            for condition in status.get("conditions") or []:
-                if condition.get("type") in ("Denied", "Failed"):
-                    raise RotationError(f"CSR {name} was {condition['type'].lower()}: {condition.get('message')}")
-            if status.get("certificate"):
-                return base64.b64decode(status["certificate"])
+            try:
+                certificate = issued_certificate(await self.control_plane.get(CSRS, name))
+            except CertificateRefused as exc:
+                raise RotationError(str(exc)) from None
+            if certificate is not None:
+                return certificate
             await asyncio.sleep(1.0)
         raise TimeoutError(f"CSR {name} was not issued within {self.approval_timeout:g}s")
 

@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the agent until SIGTERM/SIGINT; returns the exit code."""
-    from karmada.kube import ConfigError, KubeClient, from_kubeconfig, in_cluster
+    from karmada.kube import ConfigError, KubeClient
+    from karmada.kube.config import from_flags
     from karmada.program import run_until_stopped, setup_logging
 
     args = build_parser().parse_args(argv)
@@ -38,11 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(options.verbosity)
     log = logging.getLogger("agent")
     try:
-        member_config = (
-            from_kubeconfig(options.kubeconfig, options.context)
-            if options.kubeconfig or options.context
-            else in_cluster()
-        )
+        member_config = from_flags(options.kubeconfig, options.context)
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

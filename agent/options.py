@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
+from karmada.flagtypes import boolean, controllers, duration
 
 ALL_CONTROLLERS = ("clusterStatus", "execution", "certRotation")
 
@@ -42,38 +43,6 @@ class Options:
     verbosity: int = 2
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _bool(text: str) -> bool:
-    lowered = text.lower()
-    if lowered in ("true", "1", "yes"):
-        return True
-    if lowered in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f'invalid boolean "{text}"')
-
-
-def _controllers(text: str) -> tuple[str, ...]:
-    """``*`` for the defaults, ``name`` to enable, ``-name`` to disable (Karmada's syntax)."""
-    selected: list[str] = []
-    for item in (part.strip() for part in text.split(",") if part.strip()):
-        name = item.lstrip("-")
-        if item == "*":
-            selected.extend(c for c in ALL_CONTROLLERS if c not in selected)
-        elif name not in ALL_CONTROLLERS:
-            raise argparse.ArgumentTypeError(f'unknown controller "{name}"; known: {", ".join(ALL_CONTROLLERS)}')
-        elif item.startswith("-"):
-            selected = [c for c in selected if c != name]
-        elif name not in selected:
-            selected.append(name)
-    return tuple(selected)
-
-
 def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-name", required=True, help="this cluster's name in Karmada")
     parser.add_argument(
@@ -99,7 +68,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--proxy-server-address", default="", metavar="URL", help="proxy to record on the Cluster")
     parser.add_argument(
         "--controllers",
-        type=_controllers,
+        type=controllers(ALL_CONTROLLERS),
         default=ALL_CONTROLLERS,
         help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, certRotation)",
     )
@@ -113,10 +82,10 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--leader-elect-renew-deadline", "10s"),
         ("--leader-elect-retry-period", "2s"),
     ):
-        parser.add_argument(flag, type=_duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+        parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
     parser.add_argument("--cluster-lease-renew-interval-fraction", type=float, default=0.25, metavar="F", help="(0.25)")
     parser.add_argument("--cert-rotation-remaining-time-threshold", type=float, default=0.2, metavar="F", help="(0.2)")
-    parser.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL", help="(true)")
+    parser.add_argument("--leader-elect", type=boolean, default=True, metavar="BOOL", help="(true)")
     parser.add_argument(
         "--leader-elect-resource-namespace",
         default="",

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 
 from karmada.durations import parse_duration
+from karmada.flagtypes import boolean, controllers, duration
 
 ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
 
@@ -30,48 +31,17 @@ class Options:
     verbosity: int = 2
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _bool(text: str) -> bool:
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f'invalid boolean "{text}"')
-
-
-def _controllers(text: str) -> tuple[str, ...]:
-    """Karmada's syntax: ``*`` for all, ``name`` to enable, ``-name`` to disable."""
-    selected: list[str] = []
-    for item in (part.strip() for part in text.split(",") if part.strip()):
-        name = item.lstrip("-")
-        if name != "*" and name not in ALL_CONTROLLERS:
-            raise argparse.ArgumentTypeError(f'unknown controller "{name}"; known: {", ".join(ALL_CONTROLLERS)}')
-        if item == "*":
-            selected.extend(c for c in ALL_CONTROLLERS if c not in selected)
-        elif item.startswith("-"):
-            selected = [c for c in selected if c != name]
-        elif name not in selected:
-            selected.append(name)
-    return tuple(selected)
-
-
 def add_flags(parser: argparse.ArgumentParser) -> None:
     defaults = Options()
     parser.add_argument("--kubeconfig", help="kubeconfig of the control-plane API server (default: in-cluster)")
     parser.add_argument("--context", help="kubeconfig context to use")
     parser.add_argument(
         "--controllers",
-        type=_controllers,
+        type=controllers(ALL_CONTROLLERS),
         default=defaults.controllers,
         help=f"controllers to run: '*' for all, 'name' to enable, '-name' to disable ({', '.join(ALL_CONTROLLERS)})",
     )
-    parser.add_argument("--leader-elect", type=_bool, default=True, metavar="BOOL", help="elect a leader (true)")
+    parser.add_argument("--leader-elect", type=boolean, default=True, metavar="BOOL", help="elect a leader (true)")
     parser.add_argument(
         "--leader-elect-resource-namespace", default=defaults.leader_elect_resource_namespace, metavar="NAMESPACE"
     )
@@ -84,7 +54,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cluster-startup-grace-period", "60s"),
         ("--cleanup-check-interval", "10s"),
     ):
-        parser.add_argument(flag, type=_duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+        parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from karmada.durations import parse_duration
+from karmada.flagtypes import duration
 
 if TYPE_CHECKING:
     from karmada.kube import ClusterConfig
@@ -33,12 +33,7 @@ def control_plane(args: argparse.Namespace) -> ClusterConfig:
     return from_kubeconfig(getattr(args, "kubeconfig", None), getattr(args, "context", None))
 
 
-def duration(text: str) -> float:
-    """argparse type for Go-style durations (``24h``, ``90s``, ``0``)."""
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+__all__ = ["add_common", "add_output", "control_plane", "duration"]
 
 
 def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:

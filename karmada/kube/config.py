@@ -158,6 +158,13 @@ def from_kubeconfig_bytes(content: bytes | str, context: str | None = None) -> C
     return from_kubeconfig_dict(data, context)
 
 
+def from_flags(kubeconfig: str | None, context: str | None) -> ClusterConfig:
+    """A program's API server: the kubeconfig (and context) given, else the pod's in-cluster settings."""
+    if kubeconfig or context:
+        return from_kubeconfig(kubeconfig, context)
+    return in_cluster()
+
+
 def in_cluster(directory: Path = IN_CLUSTER_DIR) -> ClusterConfig:
     """The pod's service-account credentials and the in-cluster API endpoint."""
     host = os.environ.get("KUBERNETES_SERVICE_HOST")

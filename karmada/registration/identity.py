@@ -67,3 +67,36 @@ def recognize(csr: Obj) -> AgentRequest | None:
     cluster = common_name[len(AGENT_USER_PREFIX) :]
     problems = tuple(validate_cluster_name(cluster))
     return AgentRequest(cluster, spec.get("username") == common_name, problems)
+
+
+def agent_csr(name: str, request_pem: bytes, expiration_seconds: int) -> Obj:
+    """A CertificateSigningRequest for an agent's client certificate."""
+    return {
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": name, "labels": {"karmada.io/system": "true"}},
+        "spec": {
+            "request": base64.b64encode(request_pem).decode(),
+            "signerName": CLIENT_SIGNER,
+            "usages": ["digital signature", "key encipherment", "client auth"],
+            "expirationSeconds": expiration_seconds,
+        },
+    }
+
+
+def issued_certificate(csr: Obj) -> bytes | None:
+    """The certificate of an issued CSR; CertificateRefused when it was denied or failed."""
+    status = csr.get("status") or {}
+    for condition in status.get("conditions") or []:
+        if condition.get("type") in ("Denied", "Failed") and condition.get("status", "True") == "True":
+            raise CertificateRefused(csr["metadata"]["name"], str(condition.get("message", "")))
+    return base64.b64decode(status["certificate"]) if status.get("certificate") else None
+
+
+class CertificateRefused(Exception):
+    """The control plane denied (or could not sign) a CSR."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"the control plane denied the certificate request {name}: {message}")
+        self.name = name
+        self.reason = message

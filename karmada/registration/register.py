@@ -20,7 +20,6 @@ what this run created there is deleted again.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import time
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from karmada.kube.objects import apply_object, delete_object, wait_until
 from karmada.kube.resources import CSRS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICEACCOUNTS
 from karmada.pki import BootstrapToken, client_csr, key_pem, new_ec_key, random_suffix
 from karmada.registration.discovery import ControlPlaneInfo, discover
-from karmada.registration.identity import AGENTS_GROUP, CLIENT_SIGNER, agent_user
+from karmada.registration.identity import AGENTS_GROUP, CertificateRefused, agent_csr, agent_user, issued_certificate
 from karmada.registration.member import (
     AGENT_NAME,
     AGENT_SERVICE_ACCOUNT,
@@ -90,17 +89,7 @@ async def request_certificate(
     key = new_ec_key()
     request = client_csr(key, agent_user(cluster), [AGENTS_GROUP])
     name = f"{cluster}-{random_suffix()}"
-    body = {
-        "apiVersion": "certificates.k8s.io/v1",
-        "kind": "CertificateSigningRequest",
-        "metadata": {"name": name, "labels": {"karmada.io/system": "true"}},
-        "spec": {
-            "request": base64.b64encode(request).decode(),
-            "signerName": CLIENT_SIGNER,
-            "usages": ["digital signature", "key encipherment", "client auth"],
-            "expirationSeconds": options.cert_expiration_seconds,
-        },
-    }
+    body = agent_csr(name, request, options.cert_expiration_seconds)
     bootstrap = ClusterConfig(
         server=control_plane.server, ca_pem=control_plane.ca_pem, credentials=Credentials(token=token.value)
     )
@@ -116,15 +105,14 @@ async def request_certificate(
 async def _wait_for_certificate(client: KubeClient, name: str, timeout: float) -> bytes:
     deadline = time.monotonic() + timeout
     while True:
-        csr = await client.get(CSRS, name)
-        status = csr.get("status") or {}
-        for condition in status.get("conditions") or []:
-            if condition.get("type") in ("Denied", "Failed") and condition.get("status", "True") == "True":
-                raise RegistrationError(
-                    f"the control plane denied the agent's certificate request {name}: {condition.get('message')}"
-                )
-        if status.get("certificate"):
-            return base64.b64decode(status["certificate"])
+        try:
+            certificate = issued_certificate(await client.get(CSRS, name))
+        except CertificateRefused as exc:
+            raise RegistrationError(
+                f"the control plane denied the agent's certificate request {name}: {exc.reason}"
+            ) from None
+        if certificate is not None:
+            return certificate
         if time.monotonic() > deadline:
             raise RegistrationError(
                 f"the agent's certificate request {name} was not approved within {timeout:g}s: "
