@@ -182,3 +182,36 @@ def test_invalid_cluster_names_are_reported_not_served(pull_mode: PullMode) -> N
     wait_for(lambda: "InvalidClusterName" in events(), what="a warning about the name")
     assert pull_mode.admin("get", "namespace", f"karmada-es-{name}", check=False).returncode == 1
     pull_mode.admin("delete", "cluster", name)
+
+
+def test_agent_csrs_from_unauthorized_users_stay_pending(pull_mode: PullMode, workdir: Path) -> None:
+    import base64
+
+    from karmada.pki import client_csr, new_ec_key
+    from tests.conftest import UserFactory
+
+    pull_mode.admin(
+        "create", "clusterrolebinding", "mallory-csr", "--clusterrole=system:node-bootstrapper", "--user=mallory"
+    )
+    mallory = UserFactory(pull_mode.server, workdir)("mallory")
+    request = client_csr(new_ec_key(), "system:karmada:agent:stolen", ["system:karmada:agents"])
+    csr = {
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": "mallory-agent"},
+        "spec": {
+            "request": base64.b64encode(request).decode(),
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["digital signature", "client auth"],
+        },
+    }
+    mallory("apply", "-f", "-", stdin=json.dumps(csr))
+
+    def reason() -> str:
+        selector = "involvedObject.name=mallory-agent"
+        return str(pull_mode.admin("get", "events", "--field-selector", selector, "-o", "json").stdout)
+
+    wait_for(lambda: "AgentCSRNotAuthorized" in reason(), what="the approver's reason")
+    stored = json.loads(pull_mode.admin("get", "csr", "mallory-agent", "-o", "json").stdout)
+    assert not (stored.get("status") or {}).get("conditions"), "neither approved nor denied"
+    assert pull_mode.cluster("stolen") is None
