@@ -915,6 +915,12 @@ class LocalKube:
                 text=_dump(discovery.resource_list(self.registry, info.group, info.version)),
                 content_type=JSON,
             )
+        if path == "/openapi/v2":
+            from localkube import openapi_v2
+
+            if any(kind in request.headers.get("Accept", "") for kind in openapi_v2.PROTOBUF_ACCEPTED):
+                return web.Response(body=openapi_v2.document_protobuf(), content_type=openapi_v2.PROTOBUF)
+            return web.Response(body=openapi_v2.document_json(), content_type=JSON)
         if path == "/openapi/v3":
             return web.Response(text=_dump(self._openapi.root()), content_type=JSON)
         if path.startswith("/openapi/v3/"):

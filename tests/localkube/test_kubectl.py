@@ -417,6 +417,20 @@ def test_unknown_fields_of_built_in_kinds(admin: Kubectl) -> None:
     assert stored["spec"]["replicas"] == 1
 
 
+def test_apply_a_list_with_client_side_validation(admin: Kubectl) -> None:
+    items = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "listed"}, "data": {"x": "1"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "listed"}, "stringData": {"y": "2"}},
+    ]
+    listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    out = admin("apply", "-f", "-", stdin=listed).stdout
+    assert "configmap/listed created" in out and "secret/listed created" in out
+    typo = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{**items[0], "dataa": {}}]})
+    refused = admin("apply", "-f", "-", stdin=typo, check=False)
+    assert refused.returncode == 1
+    assert 'unknown field "dataa" in io.k8s.api.core.v1.ConfigMap' in refused.stderr
+
+
 def test_crd_with_cel_rules_is_refused(admin: Kubectl) -> None:
     crd = {
         "apiVersion": "apiextensions.k8s.io/v1",
