@@ -38,7 +38,7 @@ from karmada.api.keys import (
 from karmada.api.names import execution_space
 from karmada.clusters.conditions import condition_status, set_condition
 from karmada.interpreter import health, retain, status
-from karmada.kube import Informer, KubeClient, KubeError, Resource, ResourceMapper
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
 from karmada.kube.controller import Controller
 from karmada.kube.resources import WORKS
 from karmada.timestamps import now_time
@@ -108,6 +108,7 @@ class ExecutionController:
         self.mapper = ResourceMapper(member)
         self.caches: dict[Resource, Informer] = {}
         self.controller: Controller[str] = Controller("execution", self.reconcile, workers=5)
+        self.recorder = EventRecorder(control_plane, "execution-controller", cluster_name)
         self.works.add_handler(lambda kind, obj, old: self.controller.enqueue(obj["metadata"]["name"]))
 
     async def start(self) -> None:
@@ -168,10 +169,16 @@ class ExecutionController:
                 continue
             statuses.append(_manifest_status(ordinal, resource, applied))
         conditions = [("Dispatching", "True", "Dispatching", "Work is being dispatched to member clusters.")]
+        where = f"work({self.namespace}/{name}) to cluster({self.cluster_name})"
         if errors:
-            conditions.append(("Applied", "False", "AppliedFailed", "; ".join(errors)))
+            done = len(manifests) - len(errors)
+            message = f"Failed to apply all manifests ({done}/{len(manifests)}): {', '.join(errors)}"
+            conditions.append(("Applied", "False", "AppliedFailed", message))
+            await self.recorder.record(work, "Warning", "SyncFailed", f"Failed to sync {where}, err: {message}")
         else:
             conditions.append(("Applied", "True", "AppliedSuccessful", "Manifest has been successfully applied"))
+            if condition_status(work, "Applied") != "True":
+                await self.recorder.record(work, "Normal", "SyncSucceed", f"Sync {where} successful.")
         await self._set_conditions(work, conditions, statuses)
         return 30.0 if errors else None
 

@@ -111,7 +111,11 @@ def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode
     wait_for(lambda: (_condition(pull_mode, "good", "Applied") or {}).get("status") == "True", what="good applied")
     wait_for(lambda: (_condition(pull_mode, "conflict", "Applied") or {}).get("status") == "False", what="conflict")
     conflict = _condition(pull_mode, "conflict", "Applied") or {}
-    assert conflict["reason"] == "AppliedFailed"
+    assert conflict["reason"] == "AppliedFailed" and conflict["message"].startswith(
+        "Failed to apply all manifests (0/1): "
+    )
+    events = pull_mode.admin("get", "events", "-n", NS, "--field-selector", "involvedObject.name=conflict").stdout
+    assert "SyncFailed" in events
     assert (
         "already exists in the cluster member1 and the work.karmada.io/conflict-resolution strategy value is empty"
         in (conflict["message"])
