@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                 except (CredentialsError, KubeError) as exc:
                     log.warning("control-plane credentials: %s; retrying in 5s", exc)
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), 5)
+                        async with asyncio.timeout(5):
+                            await stop.wait()
             else:
                 return 0
             async with KubeClient(credentials.config()) as control_plane:

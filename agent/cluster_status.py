@@ -84,6 +84,15 @@ class ClusterStatusController:
         self.nodes, self.pods = node_and_pod_informers(member)
         self._lease_task: asyncio.Task[None] | None = None
         self._caches_started = False
+        self._wake = asyncio.Event()
+        cluster.add_handler(self._accepted)
+
+    def _accepted(self, kind: str, obj: Obj, old: Obj | None) -> None:
+        """Report at once when the control plane accepts the Cluster (adds its finalizer)."""
+        had = CLUSTER_CONTROLLER_FINALIZER in ((old or {}).get("metadata", {}).get("finalizers") or [])
+        has = CLUSTER_CONTROLLER_FINALIZER in (obj["metadata"].get("finalizers") or [])
+        if has and not had:
+            self._wake.set()
 
     async def run(self) -> None:
         try:
@@ -92,7 +101,10 @@ class ClusterStatusController:
                     await self.sync()
                 except KubeError as exc:
                     log.warning("cluster status: %s: %s", exc.reason or "error", exc.message)
-                await asyncio.sleep(self.options.cluster_status_update_frequency)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.options.cluster_status_update_frequency):
+                        await self._wake.wait()
+                self._wake.clear()
         finally:
             if self._lease_task is not None:
                 self._lease_task.cancel()

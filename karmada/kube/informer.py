@@ -86,7 +86,8 @@ class Informer:
         self._handlers.append(handler)
 
     async def wait_synced(self, timeout: float | None = None) -> None:
-        await asyncio.wait_for(self._synced.wait(), timeout)
+        async with asyncio.timeout(timeout):
+            await self._synced.wait()
 
     # -- running ------------------------------------------------------------
     def start(self) -> asyncio.Task[None]:
