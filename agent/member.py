@@ -104,8 +104,7 @@ async def api_enablements(member: KubeClient) -> tuple[list[Obj], bool]:
 async def _plain_discovery(member: KubeClient, path: str, document: Obj, found: dict[str, list[Obj]]) -> bool:
     complete = True
     if path == "/api":
-        versions = [f"{v}" for v in document.get("versions") or []]
-        paths = [(v, f"/api/{v}") for v in versions]
+        paths = [(v, f"/api/{v}") for v in document.get("versions") or []]
     else:
         paths = [
             (v["groupVersion"], f"/apis/{v['groupVersion']}")

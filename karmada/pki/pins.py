@@ -43,3 +43,14 @@ def pin_matches(cert_pem: bytes, pins: list[str]) -> bool:
     """Whether the certificate's pin is one of ``pins``."""
     actual = ca_cert_hash(cert_pem)
     return any(hmac.compare_digest(actual, pin) for pin in pins)
+
+
+def split_pem(bundle: bytes) -> list[bytes]:
+    """The certificates of a PEM bundle, one by one."""
+    marker = b"-----END CERTIFICATE-----"
+    return [block.strip() + b"\n" + marker + b"\n" for block in bundle.split(marker) if b"BEGIN" in block]
+
+
+def pins_for(ca_pem: bytes | None) -> list[str]:
+    """The pins of every certificate in a CA bundle, in order, without repeats (empty without one)."""
+    return list(dict.fromkeys(ca_cert_hash(cert) for cert in split_pem(ca_pem or b"")))

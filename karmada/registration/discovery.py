@@ -21,8 +21,7 @@ import yaml
 
 from karmada.kube import ClusterConfig, KubeClient, KubeError
 from karmada.pki import BootstrapToken, jws_matches, pin_matches
-from karmada.pki.pins import ca_cert_hash
-from karmada.registration.tokens import split_pem
+from karmada.pki.pins import ca_cert_hash, split_pem
 
 log = logging.getLogger("karmada.registration.discovery")
 CLUSTER_INFO_PATH = "/api/v1/namespaces/kube-public/configmaps/cluster-info"

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from karmada.api.names import validate_cluster_name
@@ -67,7 +67,6 @@ class RegisterOptions:
     csr_timeout: float = 300.0
     rollout_timeout: float = 120.0
     dry_run: bool = False
-    extra_preflight: list[str] = field(default_factory=list)
 
 
 async def preflight(member: KubeClient, namespace: str) -> list[str]:
@@ -140,7 +139,7 @@ async def register(member: KubeClient, options: RegisterOptions, say: Callable[[
     problems = validate_cluster_name(cluster)
     if problems:
         raise RegistrationError(f'invalid cluster name "{cluster}": {problems[0]}')
-    existing = await preflight(member, settings.namespace) + options.extra_preflight
+    existing = await preflight(member, settings.namespace)
     if existing:
         raise RegistrationError(
             "an agent is already installed in this cluster ("

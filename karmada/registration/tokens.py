@@ -8,7 +8,7 @@ import shlex
 
 from karmada.kube import KubeClient, KubeError
 from karmada.kube.resources import SECRETS
-from karmada.pki import BootstrapToken, InvalidToken, ca_cert_hash, token_secret
+from karmada.pki import BootstrapToken, InvalidToken, token_secret
 from karmada.pki.bootstrap_tokens import (
     DEFAULT_GROUP,
     DEFAULT_USAGES,
@@ -18,6 +18,7 @@ from karmada.pki.bootstrap_tokens import (
     TokenRecord,
     token_record,
 )
+from karmada.pki.pins import pins_for
 
 
 async def create_token(
@@ -71,12 +72,6 @@ def register_command(parent: str, server: str, token: BootstrapToken, ca_pem: by
             "use a kubeconfig with certificate-authority-data"
         )
     endpoint = server.removeprefix("https://").rstrip("/")
-    pins = ",".join(dict.fromkeys(ca_cert_hash(block) for block in split_pem(ca_pem)))  # one per CA in the bundle
+    pins = ",".join(pins_for(ca_pem))
     parts = [*shlex.split(parent), "register", endpoint, "--token", token.value, "--discovery-token-ca-cert-hash", pins]
     return shlex.join(parts)
-
-
-def split_pem(bundle: bytes) -> list[bytes]:
-    """The certificates of a PEM bundle, one by one."""
-    marker = b"-----END CERTIFICATE-----"
-    return [block.strip() + b"\n" + marker + b"\n" for block in bundle.split(marker) if b"BEGIN" in block]

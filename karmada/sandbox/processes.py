@@ -76,16 +76,13 @@ def stop(record: ProcessRecord, timeout: float = 10.0) -> bool:
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not record.alive():
-            _reap(record.pid)
-            return True
+    while record.alive() and time.monotonic() < deadline:
         _reap(record.pid)
         time.sleep(0.05)
-    with_kill = record.alive()
-    if with_kill:
-        os.kill(record.pid, signal.SIGKILL)
-        _reap(record.pid)
+    if record.alive():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record.pid, signal.SIGKILL)
+    _reap(record.pid)
     return True
 
 

@@ -32,15 +32,15 @@ from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.kubeconfig import merge_kubeconfigs
 from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, SECRETS
 from karmada.pki import BootstrapToken
+from karmada.pki.pins import pins_for
 from karmada.registration.member import AGENT_NAME, KUBECONFIG_SECRET, AgentSettings
-from karmada.registration.pins_of import pins_for
 from karmada.registration.register import RegisterOptions, register
 from karmada.registration.tokens import create_token
+from karmada.sandbox import DEFAULT_DIR
 from karmada.sandbox.processes import ProcessRecord, python_module, start, stop, wait_for_line
 
 STATE_FILE = "sandbox.json"
 CONTROL_PLANE = "karmada-apiserver"
-DEFAULT_DIR = Path.home() / ".karmada-local"
 READY_MARKER = "localkube serving on "
 
 

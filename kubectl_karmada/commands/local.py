@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from karmada.sandbox import DEFAULT_DIR
 from kubectl_karmada.errors import CommandError, run_async
-
-DEFAULT_DIR = Path.home() / ".karmada-local"
 
 
 def add(commands: Any) -> None:
@@ -98,8 +97,7 @@ def _run_status(args: argparse.Namespace) -> int:
 
     sandbox = Sandbox.load(args.dir.expanduser())
     if sandbox is None:
-        raise_or = f"no sandbox in {args.dir}"
-        print(raise_or)
+        print(f"no sandbox in {args.dir}")
         return 1
     rows = [[p.name, str(p.pid), "running" if p.alive() else "stopped", p.log] for p in sandbox.processes]
     print(table(["PROCESS", "PID", "STATE", "LOG"], rows), end="")
