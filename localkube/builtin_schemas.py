@@ -101,18 +101,23 @@ def component_schemas(names: list[str]) -> dict[str, Obj]:
         name = wanted.pop()
         if name in result or name not in definitions():
             continue
-        converted = _to_openapi(definitions()[name], wanted)
+        converted = to_openapi(definitions()[name], 3, wanted)
         result[name] = converted
     return result
 
 
-def _to_openapi(schema: Any, references: list[str]) -> Any:
-    """JSON-Schema style (``type: [x, "null"]``, ``oneOf`` for int-or-string) to
-    the OpenAPI 3 style kube-apiserver publishes, collecting referenced names."""
+_V2_DROPPED = ("$schema", "$id", "anyOf", "allOf", "not")  # JSON-Schema keywords Swagger 2.0 lacks
+
+
+def to_openapi(schema: Any, version: int, references: list[str] | None = None) -> Any:
+    """JSON-Schema style (``type: [x, "null"]``, ``oneOf`` for int-or-string) to the
+    OpenAPI ``version`` (2 or 3) style kube-apiserver publishes; referenced definition
+    names are appended to ``references``."""
     if isinstance(schema, list):
-        return [_to_openapi(item, references) for item in schema]
+        return [to_openapi(item, version, references) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    ref_base = "#/definitions/" if version == 2 else "#/components/schemas/"
     out: Obj = {}
     for key, value in schema.items():
         if key == "type" and isinstance(value, list):
@@ -120,18 +125,22 @@ def _to_openapi(schema: Any, references: list[str]) -> Any:
             if kinds:
                 out["type"] = kinds[0]
         elif key == "$ref" and isinstance(value, str) and value.startswith(_REF_PREFIX):
-            references.append(value[len(_REF_PREFIX) :])
-            out["$ref"] = "#/components/schemas/" + value[len(_REF_PREFIX) :]
+            if references is not None:
+                references.append(value[len(_REF_PREFIX) :])
+            out["$ref"] = ref_base + value[len(_REF_PREFIX) :]
         elif key == "oneOf" and _is_int_or_string(value):
             out["type"] = "string"
-            out["x-kubernetes-int-or-string"] = True
+            if version == 2:
+                out["format"] = "int-or-string"
+            else:
+                out["x-kubernetes-int-or-string"] = True
         elif key in ("properties", "patternProperties"):
-            out[key] = {name: _to_openapi(item, references) for name, item in value.items()}
-        else:
-            out[key] = _to_openapi(value, references)
+            out[key] = {name: to_openapi(item, version, references) for name, item in value.items()}
+        elif not (version == 2 and key in _V2_DROPPED):
+            out[key] = to_openapi(value, version, references)
     if "$ref" in out and len(out) > 1:
-        # OpenAPI 3.0 ignores siblings of $ref; kube-apiserver wraps it in allOf
-        out["allOf"] = [{"$ref": out.pop("$ref")}]
+        # both versions ignore siblings of $ref: kube-apiserver wraps it in allOf (v3) or drops them (v2)
+        out = {"allOf": [{"$ref": out.pop("$ref")}], **out} if version == 3 else {"$ref": out["$ref"]}
     return out
 
 

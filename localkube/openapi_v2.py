@@ -24,44 +24,14 @@ Obj = dict[str, Any]
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 # clients ask with either spelling; the "@" one is not a valid media type to answer with
 PROTOBUF_ACCEPTED = (PROTOBUF, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
-_REF = "#/$defs/"
-
-
-# ---- Swagger 2.0 as JSON ------------------------------------------------------------------------
-
-
-def _to_swagger(schema: Any) -> Any:
-    """JSON-Schema style definitions to Swagger 2.0 schemas."""
-    if isinstance(schema, list):
-        return [_to_swagger(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: Obj = {}
-    for key, value in schema.items():
-        if key == "type" and isinstance(value, list):
-            kinds = [v for v in value if v != "null"]
-            if kinds:
-                out["type"] = kinds[0]
-        elif key == "$ref" and isinstance(value, str) and value.startswith(_REF):
-            out["$ref"] = "#/definitions/" + value[len(_REF) :]
-        elif key == "oneOf" and isinstance(value, list):
-            out["type"] = "string"
-            out["format"] = "int-or-string"
-        elif key in ("properties", "patternProperties"):
-            out[key] = {name: _to_swagger(item) for name, item in value.items()}
-        elif key in ("$schema", "$id", "anyOf", "allOf", "not"):
-            continue
-        else:
-            out[key] = _to_swagger(value)
-    if "$ref" in out:
-        return {"$ref": out["$ref"]}  # Swagger 2.0 ignores siblings of $ref
-    return out
 
 
 @functools.cache
 def document() -> Obj:
     """The whole Swagger document (definitions only: paths are not needed by clients here)."""
-    definitions = {name: _to_swagger(schema) for name, schema in builtin_schemas.definitions().items()}
+    definitions = {
+        name: builtin_schemas.to_openapi(schema, 2) for name, schema in builtin_schemas.definitions().items()
+    }
     return {
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": builtin_schemas.KUBERNETES_VERSION},
