@@ -129,6 +129,7 @@ class Simulation:
         self.queue = self.store.subscribe_all()
         self._dirty: set[tuple[str, str, str]] = set()
         self._schedule = True
+        self._unplaced: set[tuple[str, str]] = set()  # pods that fit nowhere when last tried
 
     # -- plumbing -----------------------------------------------------------------------------
     def _rt(self, storage: str) -> Any:
@@ -167,31 +168,45 @@ class Simulation:
             if self._dirty or self._schedule:
                 self._reconcile()
             storage, event = await self.queue.get()
-            self._note(storage, event.obj)
+            self._note(storage, event.type, event.obj)
             await asyncio.sleep(0.02)  # gather a burst of changes into one round
             while not self.queue.empty():
                 storage, event = self.queue.get_nowait()
-                self._note(storage, event.obj)
+                self._note(storage, event.type, event.obj)
 
-    def _note(self, storage: str, obj: Obj) -> None:
+    def _note(self, storage: str, kind: str, obj: Obj) -> None:
+        """Mark what a change concerns: the object if it is a workload, the workloads
+        owning it (a Pod's ReplicaSet, a ReplicaSet's Deployment), and the scheduler
+        when a Pod waits for a node or capacity was freed."""
         meta = obj["metadata"]
-        if storage in WORKLOADS and self.config.workloads:
-            self._dirty.add((storage, meta.get("namespace", ""), meta["name"]))
-        elif storage == PODS:
-            self._schedule = True
+        namespace = meta.get("namespace", "")
+        if self.config.workloads:
+            if storage in WORKLOADS:
+                self._dirty.add((storage, namespace, meta["name"]))
             for owner in meta.get("ownerReferences") or []:
-                for key, kind in WORKLOADS.items():
-                    if owner.get("kind") == kind and self.config.workloads:
-                        self._dirty.add((key, meta.get("namespace", ""), owner.get("name", "")))
+                for key, workload in WORKLOADS.items():
+                    if owner.get("kind") == workload:
+                        self._dirty.add((key, namespace, owner.get("name", "")))
+        if storage == PODS:
+            waiting = (obj.get("status") or {}).get("phase", "Pending") == "Pending"
+            if kind != "DELETED" and waiting:
+                self._schedule = True
+            elif kind == "DELETED" and self._unplaced:
+                self._schedule = True  # room was freed for pods that did not fit
         elif storage == NODES:
             self._schedule = True
             if self.config.workloads:
-                for obj_ in self.store.items("apps/daemonsets"):
-                    self._dirty.add(("apps/daemonsets", obj_["metadata"]["namespace"], obj_["metadata"]["name"]))
+                for daemonset in self.store.items("apps/daemonsets"):
+                    self._dirty.add(
+                        ("apps/daemonsets", daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])
+                    )
 
     def _reconcile(self) -> None:
+        if self._schedule:
+            self._schedule = False
+            self._bind_pending()
         dirty, self._dirty = self._dirty, set()
-        # parents first: a Deployment's ReplicaSet is handled in the same round
+        # parents first: a Deployment's new ReplicaSet is handled in the same round
         order = list(WORKLOADS)
         for storage, namespace, name in sorted(dirty, key=lambda k: order.index(k[0])):
             obj = self.store.get(storage, namespace, name)
@@ -201,18 +216,6 @@ class Simulation:
                 getattr(self, f"_sync_{WORKLOADS[storage].lower()}")(obj)
             except Exception:  # one odd object must not stop the simulation
                 log.exception("simulating %s %s/%s failed", storage, namespace, name)
-        if self._schedule:
-            self._schedule = False
-            self._bind_pending()
-            if self.config.workloads:
-                for storage in WORKLOADS:
-                    for obj in self.store.items(storage):
-                        self._dirty.add((storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-                dirty, self._dirty = self._dirty, set()
-                for storage, namespace, name in sorted(dirty, key=lambda k: order.index(k[0])):
-                    obj = self.store.get(storage, namespace, name)
-                    if obj is not None and not obj["metadata"].get("deletionTimestamp"):
-                        getattr(self, f"_status_{WORKLOADS[storage].lower()}")(obj)
 
     # -- nodes and scheduling -----------------------------------------------------------------
     def _create_nodes(self) -> None:
@@ -307,6 +310,7 @@ class Simulation:
             if not (p.get("spec") or {}).get("nodeName") and not p["metadata"].get("deletionTimestamp")
         ]
         pending.sort(key=lambda p: p["metadata"].get("creationTimestamp", ""))
+        self._unplaced = set()
         for pod in pending:
             asked = requests_of(pod)
             wanted = (pod.get("spec") or {}).get("nodeSelector") or {}
@@ -321,6 +325,7 @@ class Simulation:
                     target = name
                     break
             if target is None:
+                self._unplaced.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
                 self._unschedulable(pod, len(free))
                 continue
             free[target]["cpu"] -= asked["cpu"]
