@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
-from karmada.flagtypes import boolean, controllers, duration
+from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
 ALL_CONTROLLERS = ("clusterStatus", "execution", "certRotation")
 
@@ -63,7 +63,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-api-endpoint", default="", metavar="URL", help="member API endpoint to record")
     parser.add_argument("--cluster-provider", default="", help="provider to record on the Cluster")
     parser.add_argument("--cluster-region", default="", help="region to record on the Cluster")
-    parser.add_argument("--cluster-zones", default="", metavar="ZONES", help="zones to record (a,b)")
+    parser.add_argument("--cluster-zones", type=comma_list, default=[], metavar="ZONES", help="zones to record (a,b)")
     parser.add_argument("--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Lease namespace")
     parser.add_argument("--proxy-server-address", default="", metavar="URL", help="proxy to record on the Cluster")
     parser.add_argument(
@@ -96,31 +96,4 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Options:
-    return Options(
-        cluster_name=args.cluster_name,
-        karmada_kubeconfig=args.karmada_kubeconfig,
-        karmada_context=args.karmada_context,
-        karmada_kubeconfig_namespace=args.karmada_kubeconfig_namespace,
-        kubeconfig=args.kubeconfig,
-        context=args.context,
-        cluster_api_endpoint=args.cluster_api_endpoint,
-        cluster_provider=args.cluster_provider,
-        cluster_region=args.cluster_region,
-        cluster_zones=[z for z in args.cluster_zones.split(",") if z],
-        cluster_namespace=args.cluster_namespace,
-        proxy_server_address=args.proxy_server_address,
-        controllers=args.controllers,
-        cluster_status_update_frequency=args.cluster_status_update_frequency,
-        cluster_lease_duration=args.cluster_lease_duration,
-        cluster_lease_renew_interval_fraction=args.cluster_lease_renew_interval_fraction,
-        cluster_success_threshold=args.cluster_success_threshold,
-        cluster_failure_threshold=args.cluster_failure_threshold,
-        cert_rotation_checking_interval=args.cert_rotation_checking_interval,
-        cert_rotation_remaining_time_threshold=args.cert_rotation_remaining_time_threshold,
-        leader_elect=args.leader_elect,
-        leader_elect_resource_namespace=args.leader_elect_resource_namespace,
-        leader_elect_lease_duration=args.leader_elect_lease_duration,
-        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
-        leader_elect_retry_period=args.leader_elect_retry_period,
-        verbosity=args.verbosity,
-    )
+    return options_from(Options, args)

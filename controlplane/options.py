@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass
 
 from karmada.durations import parse_duration
-from karmada.flagtypes import boolean, controllers, duration
+from karmada.flagtypes import boolean, controllers, duration, options_from
 
 ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
 
@@ -59,18 +59,4 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> Options:
-    return Options(
-        kubeconfig=args.kubeconfig,
-        context=args.context,
-        controllers=args.controllers,
-        leader_elect=args.leader_elect,
-        leader_elect_resource_namespace=args.leader_elect_resource_namespace,
-        leader_elect_lease_duration=args.leader_elect_lease_duration,
-        leader_elect_renew_deadline=args.leader_elect_renew_deadline,
-        leader_elect_retry_period=args.leader_elect_retry_period,
-        cluster_monitor_period=args.cluster_monitor_period,
-        cluster_monitor_grace_period=args.cluster_monitor_grace_period,
-        cluster_startup_grace_period=args.cluster_startup_grace_period,
-        cleanup_check_interval=args.cleanup_check_interval,
-        verbosity=args.verbosity,
-    )
+    return options_from(Options, args)

@@ -4,9 +4,16 @@ booleans, and Karmada's ``--controllers`` list (``*``, ``name``, ``-name``)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from karmada.durations import parse_duration
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def duration(text: str) -> float:
@@ -45,3 +52,16 @@ def controllers(known: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
         return tuple(selected)
 
     return parse
+
+
+def comma_list(text: str) -> list[str]:
+    """``a,b`` as ``["a", "b"]`` (empty items dropped)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def options_from(cls: type[T], args: argparse.Namespace) -> T:
+    """A dataclass of options filled from parsed flags with the same names (others keep defaults)."""
+    values: dict[str, Any] = {
+        field.name: getattr(args, field.name) for field in dataclasses.fields(cls) if hasattr(args, field.name)
+    }
+    return cls(**values)
