@@ -188,12 +188,16 @@ class ExecutionController:
         namespace = (meta.get("namespace") or "default") if resource.namespaced else None
         cache = await self._cache(resource)
         observed = cache.get(meta["name"], namespace or "")
-        if observed is None:
-            observed = await self.member.get_or_none(resource, meta["name"], namespace)
-        if observed is None:
-            created: Obj = await self.member.create(resource, manifest, namespace)
-            cache.store(created)
-            return resource, created
+        if observed is None:  # not a managed object we know: create it, unless someone else's is there
+            try:
+                created: Obj = await self.member.create(resource, manifest, namespace)
+            except KubeError as exc:
+                if not exc.already_exists:
+                    raise
+                observed = await self.member.get(resource, meta["name"], namespace)
+            else:
+                cache.store(created)
+                return resource, created
         overwrite = (meta.get("annotations") or {}).get(CONFLICT_RESOLUTION_ANNOTATION) == CONFLICT_RESOLUTION_OVERWRITE
         if not _managed(observed) and not overwrite:
             raise ApplyError(

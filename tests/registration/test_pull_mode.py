@@ -112,27 +112,27 @@ def test_refusals_create_nothing(pull_mode: PullMode, member1: ServerThread, mem
         pull_mode.register(member1, "member1")
     again = _register(pull_mode, member1, pull_mode.register_command(), "member1-again")
     assert again.returncode == 1 and "an agent is already installed in this cluster" in again.stderr
-    member2 = member3  # a cluster nobody registered yet
+    fresh = member3  # a cluster nobody registered yet
     words = pull_mode.register_command()
-    member = pull_mode.member_admin(member2, "member3")
+    member = pull_mode.member_admin(fresh, "member3")
     bad_hash = [*words[:4], "--discovery-token-ca-cert-hash", "sha256:" + "0" * 64]
-    refused = _register(pull_mode, member2, bad_hash, "wrong-hash")
+    refused = _register(pull_mode, fresh, bad_hash, "wrong-hash")
     assert refused.returncode == 1 and "none of the public keys" in refused.stderr and "are pinned" in refused.stderr
     # a token the control plane does not know (deleted) fails discovery
     token = words[words.index("--token") + 1]
     pull_mode.plugin("token", "delete", token.split(".")[0])
-    deleted = _register(pull_mode, member2, [*words, "--discovery-timeout=1s"], "deleted-token")
+    deleted = _register(pull_mode, fresh, [*words, "--discovery-timeout=1s"], "deleted-token")
     assert deleted.returncode == 1 and "is invalid for this control plane or it has expired" in deleted.stderr
     # an expired token: its Secret is removed by the token cleaner, its signature with it
     expired = pull_mode.register_command(ttl="1s")
     wait_for(lambda: _token_gone(pull_mode, expired), timeout=20, what="expired token cleaned up")
-    late = _register(pull_mode, member2, [*expired, "--discovery-timeout=1s"], "expired-token")
+    late = _register(pull_mode, fresh, [*expired, "--discovery-timeout=1s"], "expired-token")
     assert late.returncode == 1 and "expired" in late.stderr
     # a name held by another registration
-    taken = _register(pull_mode, member2, pull_mode.register_command(), "member1")
+    taken = _register(pull_mode, fresh, pull_mode.register_command(), "member1")
     assert taken.returncode == 1
     assert 'cluster name "member1" is already registered by another identity' in taken.stderr
-    invalid = _register(pull_mode, member2, pull_mode.register_command(), "Bad_Name")
+    invalid = _register(pull_mode, fresh, pull_mode.register_command(), "Bad_Name")
     assert invalid.returncode == 1 and 'invalid cluster name "Bad_Name"' in invalid.stderr
     for name in ("wrong-hash", "deleted-token", "expired-token", "Bad_Name"):
         assert pull_mode.cluster(name) is None
