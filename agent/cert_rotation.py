@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
 from agent.credentials import ControlPlaneCredentials
 from karmada.kube import KubeClient, KubeError
 from karmada.kube.resources import CSRS
 from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key, random_suffix
-from karmada.registration.identity import CertificateRefused, agent_csr, issued_certificate
+from karmada.registration.identity import CertificateRefused, agent_csr, wait_for_certificate
 
 log = logging.getLogger("agent.certrotation")
 
@@ -91,16 +90,10 @@ class CertificateRotator:
             await self.on_rotated()
 
     async def _wait(self, name: str) -> bytes:
-        deadline = time.monotonic() + self.approval_timeout
-        while time.monotonic() < deadline:
-            try:
-                certificate = issued_certificate(await self.control_plane.get(CSRS, name))
-            except CertificateRefused as exc:
-                raise RotationError(str(exc)) from None
-            if certificate is not None:
-                return certificate
-            await asyncio.sleep(1.0)
-        raise TimeoutError(f"CSR {name} was not issued within {self.approval_timeout:g}s")
+        try:
+            return await wait_for_certificate(self.control_plane, name, self.approval_timeout)
+        except CertificateRefused as exc:
+            raise RotationError(str(exc)) from None
 
 
 class RotationError(Exception):

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from karmada.api.names import validate_cluster_name
+from karmada.kube import KubeClient
+from karmada.kube.objects import wait_until
+from karmada.kube.resources import CSRS
 from karmada.pki.certificates import csr_subject
 
 Obj = dict[str, Any]
@@ -100,3 +103,14 @@ class CertificateRefused(Exception):
         super().__init__(f"the control plane denied the certificate request {name}: {message}")
         self.name = name
         self.reason = message
+
+
+async def wait_for_certificate(client: KubeClient, name: str, timeout: float, interval: float = 1.0) -> bytes:
+    """Poll a CSR until its certificate is issued; CertificateRefused when it is denied,
+    TimeoutError when ``timeout`` passes first."""
+
+    async def issued() -> bytes | None:
+        return issued_certificate(await client.get(CSRS, name))
+
+    certificate: bytes = await wait_until(issued, timeout, interval, what=f"certificate request {name} to be issued")
+    return certificate

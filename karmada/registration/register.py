@@ -19,9 +19,7 @@ what this run created there is deleted again.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +31,7 @@ from karmada.kube.objects import apply_object, delete_object, wait_until
 from karmada.kube.resources import CSRS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICEACCOUNTS
 from karmada.pki import BootstrapToken, client_csr, key_pem, new_ec_key, random_suffix
 from karmada.registration.discovery import ControlPlaneInfo, discover
-from karmada.registration.identity import AGENTS_GROUP, CertificateRefused, agent_csr, agent_user, issued_certificate
+from karmada.registration.identity import AGENTS_GROUP, CertificateRefused, agent_csr, agent_user, wait_for_certificate
 from karmada.registration.member import (
     AGENT_NAME,
     AGENT_SERVICE_ACCOUNT,
@@ -102,22 +100,17 @@ async def request_certificate(
 
 
 async def _wait_for_certificate(client: KubeClient, name: str, timeout: float) -> bytes:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            certificate = issued_certificate(await client.get(CSRS, name))
-        except CertificateRefused as exc:
-            raise RegistrationError(
-                f"the control plane denied the agent's certificate request {name}: {exc.reason}"
-            ) from None
-        if certificate is not None:
-            return certificate
-        if time.monotonic() > deadline:
-            raise RegistrationError(
-                f"the agent's certificate request {name} was not approved within {timeout:g}s: "
-                "is karmada-controlplane running (with the agentcsrapproving controller)?"
-            )
-        await asyncio.sleep(1.0)
+    try:
+        return await wait_for_certificate(client, name, timeout)
+    except CertificateRefused as exc:
+        raise RegistrationError(
+            f"the control plane denied the agent's certificate request {name}: {exc.reason}"
+        ) from None
+    except TimeoutError:
+        raise RegistrationError(
+            f"the agent's certificate request {name} was not approved within {timeout:g}s: "
+            "is karmada-controlplane running (with the agentcsrapproving controller)?"
+        ) from None
 
 
 def agent_kubeconfig(control_plane: ControlPlaneInfo, cluster: str, cert_pem: bytes, key: bytes) -> Obj:
