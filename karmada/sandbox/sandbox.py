@@ -60,8 +60,6 @@ class SandboxOptions:
     node_pods: int = 110
     simulate_workloads: bool = True
     ready_timeout: float = 180.0
-    controlplane_args: list[str] = field(default_factory=list)
-    agent_args: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -161,7 +159,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         say("karmada: CRDs, namespaces and bootstrap RBAC installed")
         controlplane = start(
             "karmada-controlplane",
-            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}", *options.controlplane_args],
+            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
             directory / "logs" / "karmada-controlplane.log",
         )
         sandbox.processes.append(controlplane)
@@ -210,7 +208,6 @@ async def _join(
             for arg in command[1:]
         ),
         f"--kubeconfig={member_kubeconfig}",
-        *options.agent_args,
     ]
     record = start(f"karmada-agent-{name}", args, sandbox.directory / "logs" / f"karmada-agent-{name}.log")
     sandbox.processes.append(record)

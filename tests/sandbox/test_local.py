@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.programs import kubectl, run
+from tests.programs import kubectl
 from tests.pullmode import wait_for
 from tests.servers import Kubectl, Plugin
 
@@ -43,7 +43,7 @@ def test_up_status_down(tmp_path: Path) -> None:
         wait_for(allocated, timeout=30, interval=1, what="the pods counted as allocated")
         status = plugin("local", "status", "--dir", str(directory)).stdout
         assert "karmada-agent-member1" in status and "running" in status and "member2" in status
-        agent_args = " ".join(json.loads(run(["cat", str(directory / "sandbox.json")]).stdout)["processes"][-1]["args"])
+        agent_args = " ".join(json.loads((directory / "sandbox.json").read_text())["processes"][-1]["args"])
         assert "--cluster-name=member" in agent_args, "the agent's cluster name is on its command line"
         again = plugin("local", "up", "--dir", str(directory), check=False)
         assert again.returncode == 1 and "already running" in again.stderr
