@@ -210,6 +210,29 @@ def forbidden_message(identity: Identity, attrs: Attributes) -> str:
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 
 
+# what the aggregated edit role may change; admin adds namespace RBAC and leases
+_EDITABLE = (
+    "configmaps",
+    "endpoints",
+    "persistentvolumeclaims",
+    "pods",
+    "services",
+    "serviceaccounts",
+    "secrets",
+    "deployments",
+    "replicasets",
+    "statefulsets",
+    "daemonsets",
+    "jobs",
+    "cronjobs",
+    "ingresses",
+    "poddisruptionbudgets",
+    "deployments/scale",
+    "replicasets/scale",
+    "statefulsets/scale",
+)
+
+
 def _cluster_role(name: str, rules: list[Obj]) -> Obj:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -349,26 +372,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
             [
                 {
                     "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy"],
-                    "resources": [
-                        "configmaps",
-                        "endpoints",
-                        "persistentvolumeclaims",
-                        "pods",
-                        "services",
-                        "serviceaccounts",
-                        "secrets",
-                        "deployments",
-                        "replicasets",
-                        "statefulsets",
-                        "daemonsets",
-                        "jobs",
-                        "cronjobs",
-                        "ingresses",
-                        "poddisruptionbudgets",
-                        "deployments/scale",
-                        "replicasets/scale",
-                        "statefulsets/scale",
-                    ],
+                    "resources": list(_EDITABLE),
                     "verbs": _READ + _WRITE,
                 },
                 {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
@@ -387,29 +391,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                         "rbac.authorization.k8s.io",
                         "coordination.k8s.io",
                     ],
-                    "resources": [
-                        "configmaps",
-                        "endpoints",
-                        "persistentvolumeclaims",
-                        "pods",
-                        "services",
-                        "serviceaccounts",
-                        "secrets",
-                        "deployments",
-                        "replicasets",
-                        "statefulsets",
-                        "daemonsets",
-                        "jobs",
-                        "cronjobs",
-                        "ingresses",
-                        "poddisruptionbudgets",
-                        "roles",
-                        "rolebindings",
-                        "leases",
-                        "deployments/scale",
-                        "replicasets/scale",
-                        "statefulsets/scale",
-                    ],
+                    "resources": [*_EDITABLE, "roles", "rolebindings", "leases"],
                     "verbs": _READ + _WRITE,
                 },
                 {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
