@@ -1,9 +1,21 @@
-"""A work queue with per-key de-duplication and exponential backoff (client-go's semantics).
+"""A work queue of keys with client-go's semantics (``util/workqueue``).
 
-A key added several times before a worker takes it is processed once; a key
-added while a worker holds it is processed again after ``done``; failed keys
-come back after ``base * 2^failures`` (capped), and ``forget`` resets that
-count. Workers are tasks of the same event loop.
+- A key is *dirty* from ``add`` until a worker takes it with ``get``; adding a
+  dirty key again does nothing, so a burst of changes is processed once.
+- A key a worker holds (between ``get`` and ``done``) is never handed to a
+  second worker: adding it meanwhile marks it dirty, and ``done`` queues it
+  again.
+- ``add_after`` holds a key in a delayed set until its deadline; a key waits
+  there once, and a new ``add_after`` only ever moves its deadline earlier. One
+  timer, always set for the earliest deadline, moves due keys to the queue.
+- ``add_rate_limited`` delays a failed key by the controller rate limiter
+  (per-key 5 ms doubling to 1,000 s, and 10 retries a second overall after a
+  burst of 100); ``forget`` resets the key's backoff and drops its entry.
+- ``shutdown`` stops accepting keys and drops the delayed ones; workers still
+  get the keys already queued, then :class:`ShutDown`. With ``drain=True`` it
+  also waits until those keys and every key in flight are ``done``.
+
+Workers are tasks of the event loop that made the queue; nothing here blocks.
 """
 
 from __future__ import annotations
@@ -11,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import heapq
-import time
 from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from karmada.kube.ratelimit import BASE_DELAY, BURST, MAX_DELAY, QPS, ControllerRateLimiter
 
 K = TypeVar("K", bound=Hashable)
 
@@ -23,82 +36,147 @@ class ShutDown(Exception):
 
 
 class WorkQueue(Generic[K]):
-    """De-duplicating, rate-limited queue of keys."""
+    """De-duplicating, delaying, rate-limited queue of keys."""
 
-    def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
+    def __init__(
+        self, base_delay: float = BASE_DELAY, max_delay: float = MAX_DELAY, *, qps: float = QPS, burst: int = BURST
+    ) -> None:
         self._queue: collections.deque[K] = collections.deque()
-        self._queued: set[K] = set()
-        self._processing: set[K] = set()
         self._dirty: set[K] = set()
-        self._failures: dict[K, int] = {}
-        self._delayed: list[tuple[float, int, K]] = []
-        self._counter = 0
-        self._ready = asyncio.Event()
-        self._timer: asyncio.Task[None] | None = None
-        self._closed = False
-        self.base_delay = base_delay
-        self.max_delay = max_delay
+        self._processing: set[K] = set()
+        # delayed keys: key -> (deadline, sequence); the heap may hold stale entries
+        # for keys whose deadline moved earlier, skipped when they surface
+        self._waiting: dict[K, tuple[float, int]] = {}
+        self._heap: list[tuple[float, int, K]] = []
+        self._sequence = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+        self._getters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._idle: list[asyncio.Future[None]] = []
+        self._shutting_down = False
+        self.limiter: ControllerRateLimiter[K] = ControllerRateLimiter(base_delay, max_delay, qps, burst)
 
     def __len__(self) -> int:
+        """Keys ready for a worker."""
         return len(self._queue)
 
+    def waiting(self) -> int:
+        """Keys in the delayed set."""
+        return len(self._waiting)
+
+    def processing(self) -> int:
+        """Keys held by workers."""
+        return len(self._processing)
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    # -- adding --------------------------------------------------------------
     def add(self, key: K) -> None:
-        """Queue ``key`` unless it is already waiting."""
-        if self._closed:
+        """Queue ``key`` unless it is already waiting for a worker."""
+        if self._shutting_down or key in self._dirty:
             return
+        self._dirty.add(key)
         if key in self._processing:
-            self._dirty.add(key)
-            return
-        if key in self._queued:
-            return
-        self._queued.add(key)
+            return  # queued again by done()
         self._queue.append(key)
-        self._ready.set()
+        self._wake()
 
     def add_after(self, key: K, delay: float) -> None:
-        """Queue ``key`` in ``delay`` seconds."""
+        """Queue ``key`` in ``delay`` seconds, or sooner if it already waits with an earlier deadline."""
+        if self._shutting_down:
+            return
         if delay <= 0:
             self.add(key)
             return
-        self._counter += 1
-        heapq.heappush(self._delayed, (time.monotonic() + delay, self._counter, key))
-        if self._timer is None or self._timer.done():
-            self._timer = asyncio.get_running_loop().create_task(self._drain_delayed())
-
-    async def _drain_delayed(self) -> None:
-        while self._delayed and not self._closed:
-            when, _, key = self._delayed[0]
-            now = time.monotonic()
-            if when > now:
-                await asyncio.sleep(when - now)
-                continue
-            heapq.heappop(self._delayed)
-            self.add(key)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + delay
+        current = self._waiting.get(key)
+        if current is not None and current[0] <= deadline:
+            return
+        self._sequence += 1
+        self._waiting[key] = (deadline, self._sequence)
+        heapq.heappush(self._heap, (deadline, self._sequence, key))
+        if len(self._heap) > 2 * len(self._waiting) + 64:
+            self._compact()
+        if self._timer is None or deadline < self._timer_at:
+            self._arm(loop, deadline)
 
     def add_rate_limited(self, key: K) -> float:
         """Queue ``key`` after its backoff; returns the delay used."""
-        failures = self._failures.get(key, 0)
-        self._failures[key] = failures + 1
-        delay = float(min(self.base_delay * (2**failures), self.max_delay))
+        delay = self.limiter.when(key)
         self.add_after(key, delay)
         return delay
 
     def failures(self, key: K) -> int:
-        return self._failures.get(key, 0)
+        return self.limiter.failures(key)
 
     def forget(self, key: K) -> None:
-        """Reset the backoff of ``key`` (after a success)."""
-        self._failures.pop(key, None)
+        """Reset the backoff of ``key`` (after a success, or when the key is gone)."""
+        self.limiter.forget(key)
+
+    # -- the delayed set -----------------------------------------------------
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = deadline
+        self._timer = loop.call_at(deadline, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._shutting_down:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        while self._heap:
+            deadline, sequence, key = self._heap[0]
+            if self._waiting.get(key) != (deadline, sequence):
+                heapq.heappop(self._heap)  # stale: the key moved earlier and already left
+                continue
+            if deadline > now:
+                self._arm(loop, deadline)
+                return
+            heapq.heappop(self._heap)
+            del self._waiting[key]
+            self.add(key)
+
+    def _compact(self) -> None:
+        self._heap = [(deadline, sequence, key) for key, (deadline, sequence) in self._waiting.items()]
+        heapq.heapify(self._heap)
+
+    # -- workers -------------------------------------------------------------
+    def _wake(self, everyone: bool = False) -> None:
+        while self._getters:
+            getter = self._getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                if not everyone:
+                    return
+
+    def _check_idle(self) -> None:
+        if not self._queue and not self._processing:
+            for waiter in self._idle:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._idle.clear()
 
     async def get(self) -> K:
-        """The next key; the caller must call :meth:`done` with it."""
+        """The next key; the caller must call :meth:`done` with it. Raises
+        :class:`ShutDown` once the queue is shut down and empty."""
         while not self._queue:
-            if self._closed:
+            if self._shutting_down:
                 raise ShutDown
-            self._ready.clear()
-            await self._ready.wait()
+            getter = asyncio.get_running_loop().create_future()
+            self._getters.append(getter)
+            try:
+                await getter
+            except asyncio.CancelledError:
+                if getter.done() and not getter.cancelled():
+                    self._wake()  # pass on the wake-up this cancelled worker received
+                raise
         key = self._queue.popleft()
-        self._queued.discard(key)
+        self._dirty.discard(key)
         self._processing.add(key)
         return key
 
@@ -106,11 +184,20 @@ class WorkQueue(Generic[K]):
         """Finish processing; a key added meanwhile is queued again."""
         self._processing.discard(key)
         if key in self._dirty:
-            self._dirty.discard(key)
-            self.add(key)
+            self._queue.append(key)
+            self._wake()
+        self._check_idle()
 
-    async def shutdown(self) -> None:
-        self._closed = True
+    async def shutdown(self, *, drain: bool = False) -> None:
+        """Stop taking keys; with ``drain``, return once every queued and in-flight key is done."""
+        self._shutting_down = True
         if self._timer is not None:
             self._timer.cancel()
-        self._ready.set()
+            self._timer = None
+        self._waiting.clear()
+        self._heap.clear()
+        self._wake(everyone=True)
+        if drain and (self._queue or self._processing):
+            idle = asyncio.get_running_loop().create_future()
+            self._idle.append(idle)
+            await idle
