@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -30,6 +30,15 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
+
+CONNECTION_ERROR = "ConnectionError"
+"""The reason of a :class:`KubeError` with status 0: the server could not be reached or hung up."""
+INVALID_RESPONSE = "InvalidResponse"
+"""The reason of a :class:`KubeError` with status 0: the answer was not what the API promises."""
+PAGE_SIZE = 500  # client-go's reflector and pager
+LIST_SECONDS_PER_ITEM = 0.02  # on top of the client's timeout, for each object a list request may carry
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""The longest watch event read: objects reach 1.5 MiB in etcd and 3 MiB in request bodies; their JSON more."""
 
 
 class KubeError(Exception):
@@ -69,6 +78,8 @@ class Request:
     body: Any = None
     content_type: str = JSON
     accept: str = JSON
+    timeout: float | None = None
+    """Seconds for the whole exchange; the client's default when None."""
 
 
 def object_path(
@@ -155,7 +166,7 @@ class KubeClient:
                 params=dict(request.params),
                 data=data,
                 headers=self._headers(request),
-                timeout=aiohttp.ClientTimeout(total=self._timeout),
+                timeout=aiohttp.ClientTimeout(total=request.timeout or self._timeout),
             ) as response:
                 text = await response.text()
                 return self._decode(response.status, text)
@@ -242,6 +253,65 @@ class KubeClient:
         e.g. aggregated discovery."""
         return await self.execute(Request("GET", path, accept=f"{accept},{JSON}"))
 
+    async def list_all(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        page_size: int = PAGE_SIZE,
+        transform: Callable[[Obj], Obj] | None = None,
+        **params: str,
+    ) -> Obj:
+        """Every object of a collection as one list, read ``page_size`` at a time
+        (``limit``/``continue``, one snapshot: the first page's resourceVersion).
+
+        Each page has a timeout that grows with the page. When the continue token
+        expires (410) before the last page, the collection is read again in one
+        request, as client-go's pager falls back to. ``transform`` is applied to
+        each item as its page arrives, so only the transformed objects pile up.
+        """
+        items: list[Obj] = []
+        token = version = ""
+        while True:
+            query = dict(params)
+            if page_size > 0:
+                query["limit"] = str(page_size)
+            if token:
+                query["continue"] = token
+            try:
+                page = await self._list_page(resource, namespace, query, page_size or len(items) + PAGE_SIZE)
+            except KubeError as exc:
+                if not (exc.gone and token):
+                    raise
+                log.info(
+                    "list of %s: continue token expired after %d items; listing again in one request",
+                    resource.plural,
+                    len(items),
+                )
+                expected, items = 2 * len(items) + PAGE_SIZE, []
+                full = await self._list_page(resource, namespace, dict(params), expected)
+                items.extend(transform(item) if transform else item for item in full["items"] or [])
+                return _list_of(full, items, str(full["metadata"].get("resourceVersion", "")))
+            if not token:
+                version = str(page["metadata"].get("resourceVersion", ""))
+            items.extend(transform(item) if transform else item for item in page["items"] or [])
+            token = str(page["metadata"].get("continue") or "") if page_size > 0 else ""
+            if not token:
+                return _list_of(page, items, version)
+
+    async def _list_page(self, resource: Resource, namespace: str | None, query: Obj, expected: int) -> Obj:
+        path = object_path(resource, namespace)
+        timeout = self._timeout + expected * LIST_SECONDS_PER_ITEM
+        page = await self.execute(Request("GET", path, query, timeout=timeout))
+        items = page.get("items")
+        if (
+            not isinstance(page.get("metadata"), dict)
+            or "items" not in page
+            or not (items is None or (isinstance(items, list) and all(isinstance(i, dict) for i in items)))
+        ):
+            raise KubeError(0, INVALID_RESPONSE, f"list {path}: the answer is not a list")
+        return page
+
     async def watch(
         self,
         resource: Resource,
@@ -252,7 +322,9 @@ class KubeClient:
         bookmarks: bool = True,
         params: Mapping[str, str] | None = None,
     ) -> AsyncGenerator[tuple[str, Obj], None]:
-        """Stream ``(type, object)`` events; an ERROR event raises :class:`KubeError`."""
+        """Stream ``(type, object)`` events; an ERROR event raises :class:`KubeError`,
+        and so does a line that is not an event (reason ``InvalidResponse``) or a
+        broken connection (status 0, reason ``ConnectionError``)."""
         session = await self._ensure()
         self._watched = True
         query = dict(params or {})
@@ -267,20 +339,54 @@ class KubeClient:
                 self.config.server + request.path,
                 params=query,
                 headers=self._headers(request),
-                timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=timeout_seconds + 30),
             ) as response:
                 if response.status >= 400:
                     self._decode(response.status, await response.text())
-                while True:
-                    line = await response.content.readline()
-                    if not line:
-                        return
-                    event = json.loads(line)
-                    if event.get("type") == "ERROR":
-                        status = event.get("object") or {}
-                        raise KubeError(
-                            int(status.get("code", 500)), status.get("reason", ""), status.get("message", ""), status
-                        )
-                    yield event["type"], event["object"]
+                async for line in _lines(response.content, MAX_EVENT_BYTES, request.path):
+                    kind, obj = _event(line, request.path)
+                    if kind == "ERROR":
+                        raise KubeError(int(obj.get("code", 500)), obj.get("reason", ""), obj.get("message", ""), obj)
+                    yield kind, obj
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise KubeError(0, "ConnectionError", f"watch {request.path}: {exc!s}") from exc
+            raise KubeError(0, CONNECTION_ERROR, f"watch {request.path}: {exc!s}") from exc
+
+
+def _list_of(page: Obj, items: list[Obj], version: str) -> Obj:
+    return {
+        "kind": page.get("kind", ""),
+        "apiVersion": page.get("apiVersion", ""),
+        "metadata": {"resourceVersion": version},
+        "items": items,
+    }
+
+
+async def _lines(content: aiohttp.StreamReader, limit: int, path: str) -> AsyncGenerator[bytes, None]:
+    """The lines of a watch stream, each up to ``limit`` bytes (aiohttp's own
+    ``readline`` stops at twice its read buffer, 512 KiB, below what objects reach)."""
+    buffer = bytearray()
+    scanned = 0  # bytes of buffer known to hold no newline
+    async for chunk in content.iter_any():
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", max(start, scanned))) != -1:
+            if end > start:
+                yield bytes(buffer[start:end])
+            start = end + 1
+        del buffer[:start]
+        scanned = len(buffer)
+        if len(buffer) > limit:
+            raise KubeError(0, INVALID_RESPONSE, f"watch {path}: an event longer than {limit} bytes")
+    if buffer.strip():
+        raise KubeError(0, CONNECTION_ERROR, f"watch {path}: the stream ended inside an event")
+
+
+def _event(line: bytes, path: str) -> tuple[str, Obj]:
+    try:
+        event = json.loads(line)
+        kind, obj = event["type"], event["object"]
+        if not isinstance(kind, str) or not isinstance(obj, dict):
+            raise TypeError("type or object of the wrong kind")
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise KubeError(0, INVALID_RESPONSE, f"watch {path}: not a watch event ({exc!s:.200})") from exc
+    return kind, obj

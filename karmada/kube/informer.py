@@ -1,12 +1,16 @@
 """A watch cache: list once, then watch, keeping a local copy of every object.
 
 Controllers read the cache instead of listing the server, and receive each
-change through their handler. The informer relists when the watch's
-resourceVersion has expired (410), reconnects with backoff on connection
-errors, resumes watches from the last resourceVersion seen (bookmarks
-included), and replays every cached object to the handler each
-``resync_period`` so level-triggered controllers converge even after a missed
-edge. One task per informer; handlers run on that task and must not block.
+change through their handler. The list is read in pages (``page_size``). The
+watch resumes from the last resourceVersion seen (bookmarks included) after a
+broken connection; anything else that goes wrong (410 Gone, an error status,
+an answer that does not decode, an event too large, a bug in a transform)
+ends in a fresh list. Every failure is logged and retried after an
+exponential backoff with jitter (0.2 s doubling to 30 s; a 410 right after a
+working watch relists at once), so the task only ends when it is stopped.
+Every cached object is replayed to the handler each ``resync_period`` so
+level-triggered controllers converge even after a missed edge. One task per
+informer; handlers run on that task and must not block.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from karmada.kube.client import KubeClient, KubeError
+from karmada.kube.client import CONNECTION_ERROR, PAGE_SIZE, KubeClient, KubeError
 from karmada.kube.resources import Resource
 
 log = logging.getLogger("karmada.kube.informer")
@@ -25,6 +30,15 @@ log = logging.getLogger("karmada.kube.informer")
 Obj = dict[str, Any]
 Handler = Callable[[str, Obj, Obj | None], None]
 """Called with (event type, object, previous object or None)."""
+
+FIRST_BACKOFF = 0.2
+MAX_BACKOFF = 30.0
+
+
+def backoff(failures: int) -> float:
+    """Seconds to wait after ``failures`` failures in a row: doubling, capped, times 1 to 2
+    (client-go's reflector jitter), so informers of many processes do not retry in step."""
+    return min(FIRST_BACKOFF * 2.0 ** min(failures - 1, 32), MAX_BACKOFF) * random.uniform(1.0, 2.0)
 
 
 def object_key(obj: Obj) -> tuple[str, str]:
@@ -45,6 +59,7 @@ class Informer:
         field_selector: str = "",
         resync_period: float = 0.0,
         watch_timeout: int = 300,
+        page_size: int = PAGE_SIZE,
         transform: Callable[[Obj], Obj] | None = None,
     ) -> None:
         self.client = client
@@ -54,6 +69,7 @@ class Informer:
         self.field_selector = field_selector
         self.resync_period = resync_period
         self.watch_timeout = watch_timeout
+        self.page_size = page_size
         self.transform = transform or strip_managed_fields
         self._cache: dict[tuple[str, str], Obj] = {}
         self._handlers: list[Handler] = []
@@ -61,6 +77,9 @@ class Informer:
         self._task: asyncio.Task[None] | None = None
         self.resource_version = ""
         self.relists = 0
+        self.failures = 0
+        """Failed lists and watches in a row (0 while all is well)."""
+        self._applied = 0
 
     # -- reading ------------------------------------------------------------
     def get(self, name: str, namespace: str = "") -> Obj | None:
@@ -74,13 +93,23 @@ class Informer:
 
     def store(self, obj: Obj) -> None:
         """Put an object this process just wrote into the cache, so its next read sees
-        the write before the watch delivers it (the watch event still follows)."""
+        the write before the watch delivers it (the watch event still follows).
+
+        An object the cache does not hold, at a version the watch has already
+        passed, was deleted meanwhile (or is outside the selector): it stays out,
+        else it would sit in the cache for ever."""
         key = object_key(obj)
         old = self._cache.get(key)
-        new_rv = obj.get("metadata", {}).get("resourceVersion", "")
-        old_rv = (old or {}).get("metadata", {}).get("resourceVersion", "")
-        if old is None or (new_rv.isdigit() and old_rv.isdigit() and int(new_rv) >= int(old_rv)):
-            self._cache[key] = self.transform(obj)
+        new_rv = _version(obj.get("metadata", {}).get("resourceVersion", ""))
+        if old is None:
+            seen = _version(self.resource_version)
+            if new_rv is not None and seen is not None and new_rv <= seen:
+                return
+        else:
+            old_rv = _version(old.get("metadata", {}).get("resourceVersion", ""))
+            if new_rv is None or old_rv is None or new_rv < old_rv:
+                return
+        self._cache[key] = self.transform(obj)
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
@@ -118,8 +147,10 @@ class Informer:
                 log.exception("informer handler failed for %s %s", self.resource.plural, object_key(obj))
 
     async def _list(self) -> None:
-        listing = await self.client.list(self.resource, self.namespace, **self._params())
-        fresh = {object_key(o): self.transform(o) for o in listing.get("items") or []}
+        listing = await self.client.list_all(
+            self.resource, self.namespace, page_size=self.page_size, transform=self.transform, **self._params()
+        )
+        fresh = {object_key(o): o for o in listing["items"]}
         for key, obj in fresh.items():
             old = self._cache.get(key)
             if old is None:
@@ -130,10 +161,24 @@ class Informer:
             if key not in fresh:
                 self._emit("DELETED", old, old)
         self._cache = fresh
-        self.resource_version = (listing.get("metadata") or {}).get("resourceVersion", "")
+        self.resource_version = listing["metadata"]["resourceVersion"]
         self._synced.set()
 
+    async def _watch(self) -> None:
+        stream = self.client.watch(
+            self.resource,
+            self.namespace,
+            resource_version=self.resource_version,
+            timeout_seconds=self.watch_timeout,
+            params=self._params(),
+        )
+        # aclosing: a cancelled informer closes its HTTP stream at once
+        async with contextlib.aclosing(stream) as events:
+            async for kind, obj in events:
+                self._apply(kind, obj)
+
     def _apply(self, kind: str, obj: Obj) -> None:
+        self._applied += 1
         if kind == "BOOKMARK":
             self.resource_version = obj["metadata"].get("resourceVersion", self.resource_version)
             return
@@ -154,40 +199,49 @@ class Informer:
                 self._emit("MODIFIED", obj, obj)
 
     async def _run(self) -> None:
-        backoff = 0.2
         resync = asyncio.get_running_loop().create_task(self._resync()) if self.resync_period > 0 else None
+        need_list = True
+        self.failures = 0
         try:
-            need_list = True
             while True:
+                applied = self._applied
                 try:
                     if need_list:
                         await self._list()
                         self.relists += 1
                         need_list = False
-                    stream = self.client.watch(
-                        self.resource,
-                        self.namespace,
-                        resource_version=self.resource_version,
-                        timeout_seconds=self.watch_timeout,
-                        params=self._params(),
-                    )
-                    # aclosing: a cancelled informer closes its HTTP stream at once
-                    async with contextlib.aclosing(stream) as events:
-                        async for kind, obj in events:
-                            self._apply(kind, obj)
-                    backoff = 0.2
+                    await self._watch()
+                    self.failures = 0  # the server ended the watch at its timeout: watch again
+                    continue
                 except KubeError as exc:
-                    if exc.gone or exc.status == 504:
-                        need_list = True  # expired or too new: start again from a fresh list
-                        continue
-                    log.warning("watch of %s failed: %s; retrying in %.1fs", self.resource.plural, exc, backoff)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 30.0)
-                    if exc.status in (0, 401, 403, 404, 500, 503):
-                        need_list = need_list or exc.status != 0
+                    error: Exception = exc
+                    resume = exc.status == 429 or (exc.status == 0 and exc.reason == CONNECTION_ERROR)
+                    urgent = exc.gone or exc.status == 504  # expired or too new: start from a fresh list
+                except Exception as exc:  # a bug or a malformed object: start again rather than stop
+                    error, resume, urgent = exc, False, False
+                if self._applied > applied:
+                    self.failures = 0  # the watch worked for a while: this failure starts a new series
+                phase = "list" if need_list else "watch"
+                need_list = need_list or not resume
+                if urgent and self.failures == 0:
+                    self.failures = 1
+                    log.info("%s of %s: %s; listing again", phase, self.resource.plural, error)
+                    continue
+                self.failures += 1
+                delay = backoff(self.failures)
+                then = "listing again" if need_list else "watching again"
+                if isinstance(error, KubeError):
+                    log.warning("%s of %s failed: %s; %s in %.1fs", phase, self.resource.plural, error, then, delay)
+                else:
+                    log.error("%s of %s failed; %s in %.1fs", phase, self.resource.plural, then, delay, exc_info=error)
+                await asyncio.sleep(delay)
         finally:
             if resync is not None:
                 resync.cancel()
+
+
+def _version(rv: str) -> int | None:
+    return int(rv) if rv.isdigit() else None
 
 
 def strip_managed_fields(obj: Obj) -> Obj:
