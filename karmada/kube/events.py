@@ -1,12 +1,16 @@
 """Recording Kubernetes Events about objects (what ``kubectl describe`` shows).
 
-Repeats of the same event (object, reason, message) within ten minutes bump
-``count`` and ``lastTimestamp`` of one Event instead of creating new ones, as
-client-go's correlator does. Recording never raises: events are advisory.
+Repeats of the same event (object, type, reason, message) within ten minutes
+bump ``count`` and ``lastTimestamp`` of one Event instead of creating new ones,
+as client-go's correlator does; if that Event is gone (events expire after an
+hour) a new one is created. The correlator remembers the 4,096 most recently
+recorded events (client-go's LRU size), so memory stays bounded however many
+objects come and go. Recording never raises: events are advisory.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
 import hashlib
 import logging
@@ -20,6 +24,7 @@ log = logging.getLogger("karmada.kube.events")
 
 Obj = dict[str, Any]
 AGGREGATION_WINDOW = 600.0
+CACHE_SIZE = 4096
 
 
 def _time() -> str:
@@ -29,11 +34,23 @@ def _time() -> str:
 class EventRecorder:
     """Writes core/v1 Events as ``component``."""
 
-    def __init__(self, client: KubeClient, component: str, host: str = "") -> None:
+    def __init__(self, client: KubeClient, component: str, host: str = "", *, cache_size: int = CACHE_SIZE) -> None:
         self.client = client
         self.component = component
         self.host = host
-        self._seen: dict[str, tuple[str, int, float]] = {}
+        self.cache_size = cache_size
+        # identity -> (Event name, count, when last recorded), least recently recorded first
+        self._seen: collections.OrderedDict[str, tuple[str, int, float]] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        """Events remembered for aggregation."""
+        return len(self._seen)
+
+    def _remember(self, identity: str, name: str, count: int) -> None:
+        self._seen[identity] = (name, count, time.monotonic())
+        self._seen.move_to_end(identity)
+        while len(self._seen) > self.cache_size:
+            self._seen.popitem(last=False)
 
     async def record(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
         """Record one event about ``obj`` (``event_type`` is Normal or Warning)."""
@@ -47,16 +64,23 @@ class EventRecorder:
         }
         if meta.get("namespace"):
             involved["namespace"] = meta["namespace"]
-        identity = hashlib.sha1(f"{involved}/{reason}/{message}".encode(), usedforsecurity=False).hexdigest()[:10]
+        key = f"{involved}/{event_type}/{reason}/{message}"
+        identity = hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()[:10]
         now = _time()
         try:
             seen = self._seen.get(identity)
             if seen and time.monotonic() - seen[2] < AGGREGATION_WINDOW:
                 name, count, _ = seen
                 patch = {"count": count + 1, "lastTimestamp": now}
-                await self.client.patch(EVENTS, name, patch, namespace)
-                self._seen[identity] = (name, count + 1, time.monotonic())
-                return
+                try:
+                    await self.client.patch(EVENTS, name, patch, namespace)
+                except KubeError as exc:
+                    if not exc.not_found:
+                        raise
+                    self._seen.pop(identity, None)  # the Event expired: record a new one below
+                else:
+                    self._remember(identity, name, count + 1)
+                    return
             name = f"{meta.get('name', 'object')}.{identity}{int(time.time() * 1000) % 100000:05d}"
             body = {
                 "apiVersion": "v1",
@@ -74,6 +98,6 @@ class EventRecorder:
                 "reportingInstance": self.host,
             }
             await self.client.create(EVENTS, body, namespace)
-            self._seen[identity] = (name, 1, time.monotonic())
+            self._remember(identity, name, 1)
         except KubeError as exc:
             log.warning("could not record event %s on %s/%s: %s", reason, namespace, meta.get("name"), exc)
