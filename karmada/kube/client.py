@@ -10,6 +10,7 @@ is unstructured objects of arbitrary kinds. Watches are async iterators of
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -158,13 +159,14 @@ class KubeClient:
     async def execute(self, request: Request) -> Obj:
         """Run a request; the decoded JSON body, or :class:`KubeError`."""
         session = await self._ensure()
-        data = None if request.body is None else json.dumps(request.body)
+        data = None if request.body is None else json.dumps(request.body).encode()
         try:
             async with session.request(
                 request.method,
                 self.config.server + request.path,
                 params=dict(request.params),
-                data=data,
+                # a stream, not bytes: aiohttp warns on (and blocks the loop for) raw bodies over 1 MiB
+                data=None if data is None else io.BytesIO(data),
                 headers=self._headers(request),
                 timeout=aiohttp.ClientTimeout(total=request.timeout or self._timeout),
             ) as response:

@@ -35,10 +35,10 @@ FIRST_BACKOFF = 0.2
 MAX_BACKOFF = 30.0
 
 
-def backoff(failures: int) -> float:
-    """Seconds to wait after ``failures`` failures in a row: doubling, capped, times 1 to 2
-    (client-go's reflector jitter), so informers of many processes do not retry in step."""
-    return min(FIRST_BACKOFF * 2.0 ** min(failures - 1, 32), MAX_BACKOFF) * random.uniform(1.0, 2.0)
+def backoff(failures: int, cap: float = MAX_BACKOFF) -> float:
+    """Seconds to wait after ``failures`` failures in a row: doubling up to ``cap``, times 1
+    to 2 (client-go's reflector jitter), so informers of many processes do not retry in step."""
+    return min(FIRST_BACKOFF * 2.0 ** min(failures - 1, 32), cap) * random.uniform(1.0, 2.0)
 
 
 def object_key(obj: Obj) -> tuple[str, str]:
@@ -60,6 +60,7 @@ class Informer:
         resync_period: float = 0.0,
         watch_timeout: int = 300,
         page_size: int = PAGE_SIZE,
+        max_backoff: float = MAX_BACKOFF,
         transform: Callable[[Obj], Obj] | None = None,
     ) -> None:
         self.client = client
@@ -70,6 +71,7 @@ class Informer:
         self.resync_period = resync_period
         self.watch_timeout = watch_timeout
         self.page_size = page_size
+        self.max_backoff = max_backoff
         self.transform = transform or strip_managed_fields
         self._cache: dict[tuple[str, str], Obj] = {}
         self._handlers: list[Handler] = []
@@ -228,7 +230,7 @@ class Informer:
                     log.info("%s of %s: %s; listing again", phase, self.resource.plural, error)
                     continue
                 self.failures += 1
-                delay = backoff(self.failures)
+                delay = backoff(self.failures, self.max_backoff)
                 then = "listing again" if need_list else "watching again"
                 if isinstance(error, KubeError):
                     log.warning("%s of %s failed: %s; %s in %.1fs", phase, self.resource.plural, error, then, delay)
