@@ -376,3 +376,46 @@ def hang(script: Script) -> Callable[[web.Request], Awaitable[web.Response]]:
         return web.Response(status=503)
 
     return answer
+
+
+# -- bounded memory -------------------------------------------------------------
+async def test_deleted_objects_leave_the_cache(kube: KubeClient) -> None:
+    informer = Informer(kube, CONFIGMAPS, namespace="default", label_selector="app=mem")
+    async with running(informer):
+        await informer.wait_synced(WAIT)
+        written = [
+            await kube.create(CONFIGMAPS, {"metadata": {"name": f"mem-{i}", "labels": {"app": "mem"}}}, "default")
+            for i in range(30)
+        ]
+        await until(lambda: len(informer) == 30)
+        for obj in written:
+            await kube.delete(CONFIGMAPS, obj["metadata"]["name"], "default")
+        await until(lambda: len(informer) == 0)
+        # a controller storing its (older) write after the deletion arrived must not bring it back
+        for obj in written:
+            informer.store(obj)
+        assert len(informer) == 0
+        fresh = await kube.create(CONFIGMAPS, {"metadata": {"name": "mem-new", "labels": {"app": "mem"}}}, "default")
+        informer.store(fresh)  # newer than anything the watch has seen: kept until its event comes
+        assert informer.get("mem-new", "default") is not None
+
+
+async def test_objects_deleted_while_the_watch_was_gone_leave_on_relist(
+    small_history: ServerThread, workdir: Path
+) -> None:
+    config = from_kubeconfig(small_history.kubeconfig(workdir, "informer-admin", ["system:masters"]))
+    async with KubeClient(config) as client:
+        informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=gap")
+        seen: list[tuple[str, str]] = []
+        informer.add_handler(lambda kind, obj, old: seen.append((kind, obj["metadata"]["name"])))
+        async with running(informer):
+            await informer.wait_synced(WAIT)
+            await client.create(CONFIGMAPS, {"metadata": {"name": "gone", "labels": {"app": "gap"}}}, "default")
+            await until(lambda: informer.get("gone", "default") is not None)
+        relists = informer.relists
+        await client.delete(CONFIGMAPS, "gone", "default")
+        for index in range(10):  # more changes than the server keeps: the informer's version expires
+            await client.create(CONFIGMAPS, {"metadata": {"name": f"gap-churn-{index}"}}, "default")
+        async with running(informer):
+            await until(lambda: informer.relists > relists)
+            assert len(informer) == 0 and ("DELETED", "gone") in seen
