@@ -35,10 +35,12 @@ from localkube.errors import (
     unsupported_media_type,
 )
 from localkube.kinds import Context, strategy_for
+from localkube.managedfields import INTERNAL_MANAGER, Write, track_update
 from localkube.meta import generate_name, new_finalizers_forbidden, new_uid, now_time, validate_metadata
 from localkube.patch import PatchFailed, json_patch, merge_patch, strategic_merge
 from localkube.resources import Registry, ResourceType
 from localkube.store import Store
+from localkube.typed import root_schema
 
 Obj = dict[str, Any]
 
@@ -61,6 +63,8 @@ class WriteOptions:
     field_validation: str = "Warn"
     field_manager: str = ""
     force: bool = False
+    # the manager of a write without fieldManager: the User-Agent up to its first "/"
+    default_manager: str = ""
 
 
 @dataclass
@@ -237,7 +241,15 @@ class ResourceAPI:
         return new.get("spec") != old.get("spec")
 
     # -- create ---------------------------------------------------------------
-    def create(self, rt: ResourceType, namespace: str, body: Any, context: Context, options: WriteOptions) -> Result:
+    def create(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Any,
+        context: Context,
+        options: WriteOptions,
+        managed: bool = False,
+    ) -> Result:
         if rt.crd and self._crd_terminating(rt):
             raise method_not_allowed_for_terminating()
         obj = self._check_body_identity(rt, body, namespace, None)
@@ -273,9 +285,10 @@ class ResourceAPI:
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
             raise already_exists(rt.plural, rt.group, name)
+        if not managed:
+            track_update(None, obj, self.field_write(rt, options, ""))
         if options.dry_run:
             return Result(self._view(rt, obj), 201, warnings)
-        self._record_manager(obj, None, options, "Update" if options.field_manager else "")
         stored = self.store.put(rt.storage_key, obj, "ADDED")
         if rt.kind == "CustomResourceDefinition":
             self.on_crd_change(stored)
@@ -286,13 +299,17 @@ class ResourceAPI:
         crd = self.store.get("apiextensions.k8s.io/customresourcedefinitions", "", rt.crd)
         return bool(crd and crd["metadata"].get("deletionTimestamp"))
 
-    def _record_manager(self, obj: Obj, old: Obj | None, options: WriteOptions, operation: str) -> None:
-        """managedFields: a write that omits them keeps the stored ones; an empty list clears them."""
-        meta = _meta(obj)
-        if "managedFields" not in meta and old is not None and "managedFields" in (old.get("metadata") or {}):
-            meta["managedFields"] = copy.deepcopy(old["metadata"]["managedFields"])
-        if not meta.get("managedFields"):
-            meta.pop("managedFields", None)
+    def field_write(self, rt: ResourceType, options: WriteOptions, subresource: str) -> Write:
+        """What the field manager needs to record a write through ``rt``."""
+        group, version = ("", "v1") if rt.storage == "events" else (rt.group, rt.version)
+        return Write(
+            schema=root_schema(group, version, rt.kind, rt.schema, rt.custom),
+            manager=options.field_manager or options.default_manager or INTERNAL_MANAGER,
+            api_version=rt.api_version,
+            subresource=subresource,
+            has_status=bool(rt.status),
+            now=now_time(),
+        )
 
     # -- read -------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -329,7 +346,14 @@ class ResourceAPI:
         return self._update_existing(rt, obj, old, subresource, context, options)
 
     def _update_existing(
-        self, rt: ResourceType, obj: Obj, old: Obj, subresource: str, context: Context, options: WriteOptions
+        self,
+        rt: ResourceType,
+        obj: Obj,
+        old: Obj,
+        subresource: str,
+        context: Context,
+        options: WriteOptions,
+        managed: bool = False,
     ) -> Result:
         meta = _meta(obj)
         old_meta = old["metadata"]
@@ -389,7 +413,8 @@ class ResourceAPI:
         if rt.generation and self._spec_changed(rt, obj, old):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         self._validate(rt, obj, old)
-        self._record_manager(obj, old, options, "Update")
+        if not managed:
+            track_update(old, obj, self.field_write(rt, options, subresource))
         return self._commit_update(rt, obj, old, options, warnings)
 
     def _commit_update(

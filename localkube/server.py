@@ -584,7 +584,8 @@ class LocalKube:
         if len(manager) > 128:
             raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
         force = request.query.get("force")
-        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force))
+        agent = request.headers.get("User-Agent", "").split("/", 1)[0][:128]
+        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force), agent)
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await request.read()
