@@ -50,7 +50,11 @@ def describe(path: Path) -> str:
 
 
 class FieldSet:
-    """A set of paths: members at this level and a child set per path element."""
+    """A set of paths: members at this level and a child set per path element.
+
+    Built by ``insert``/``attach``, then treated as immutable: the set operations
+    return new sets that share untouched subtrees with their operands.
+    """
 
     __slots__ = ("children", "members")
 
@@ -96,7 +100,7 @@ class FieldSet:
         return self.children.get(element) or FieldSet()
 
     def empty(self) -> bool:
-        return not self.members and all(c.empty() for c in self.children.values())
+        return not self.members and not self.children  # children are never empty
 
     def copy(self) -> FieldSet:
         made = FieldSet()
@@ -105,15 +109,28 @@ class FieldSet:
         return made
 
     def union(self, other: FieldSet) -> FieldSet:
+        if other.empty():
+            return self
+        if self.empty():
+            return other
         made = FieldSet()
         made.members = self.members | other.members
         for element in self.children.keys() | other.children.keys():
             mine, theirs = self.children.get(element), other.children.get(element)
             if mine is None or theirs is None:
-                made.attach(element, (mine or theirs or FieldSet()).copy())
+                made.attach(element, mine or theirs or FieldSet())
             else:
                 made.attach(element, mine.union(theirs))
         return made
+
+    def issubset(self, other: FieldSet) -> bool:
+        if not self.members <= other.members:
+            return False
+        for element, mine in self.children.items():
+            theirs = other.children.get(element)
+            if theirs is None or not mine.issubset(theirs):
+                return False
+        return True
 
     def intersection(self, other: FieldSet) -> FieldSet:
         made = FieldSet()
@@ -124,11 +141,13 @@ class FieldSet:
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Members of ``self`` not in ``other``; a member of ``other`` does not remove children."""
+        if other.empty() or self.empty():
+            return self
         made = FieldSet()
         made.members = self.members - other.members
         for element, mine in self.children.items():
             theirs = other.children.get(element)
-            made.attach(element, mine.copy() if theirs is None else mine.difference(theirs))
+            made.attach(element, mine if theirs is None else mine.difference(theirs))
         return made
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
@@ -139,7 +158,7 @@ class FieldSet:
             if element in other.members:
                 continue
             theirs = other.children.get(element)
-            made.attach(element, mine.copy() if theirs is None else mine.recursive_difference(theirs))
+            made.attach(element, mine if theirs is None else mine.recursive_difference(theirs))
         return made
 
     def paths(self, prefix: Path = ()) -> Iterator[Path]:
@@ -176,8 +195,12 @@ class FieldSet:
         for element, node in tree.items():
             if element == "." or not isinstance(element, str):
                 continue
-            if not isinstance(node, dict) or not node or "." in node:
+            if not isinstance(node, dict) or not node:
                 made.members.add(element)
-            if isinstance(node, dict):
-                made.attach(element, cls.from_fields_v1(node))
+                continue
+            if "." in node:
+                made.members.add(element)
+            child = cls.from_fields_v1(node)
+            if child.members or child.children:
+                made.children[element] = child
         return made

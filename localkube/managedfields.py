@@ -70,18 +70,27 @@ class Entry:
     time: str | None
     subresource: str
     fields: FieldSet
+    # the stored entry this was decoded from, and its fields then (reused when unchanged)
+    raw: Obj | None = None
+    decoded: FieldSet | None = None
 
     def key(self) -> tuple[str, str, str]:
         return self.manager, self.operation, self.subresource
 
     def encode(self) -> Obj:
+        raw = self.raw
+        same_fields = raw is not None and self.fields is self.decoded
+        stamp = (self.time, self.api_version)
+        if same_fields and raw is not None and (raw.get("time"), raw.get("apiVersion")) == stamp:
+            return raw
         out: Obj = {"manager": self.manager, "operation": self.operation, "apiVersion": self.api_version}
         if self.time:
             out["time"] = self.time
         out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = self.fields.to_fields_v1()
+        out["fieldsV1"] = raw["fieldsV1"] if same_fields and raw is not None else self.fields.to_fields_v1()
         if self.subresource:
             out["subresource"] = self.subresource
+        _remember(out, self.fields)
         return out
 
 
@@ -97,12 +106,34 @@ class Write:
     now: str
 
 
+# decoded field sets of stored entries, by the entry's identity: the store keeps
+# objects as written, so the next write of an object finds its entries here
+_DECODED: dict[int, tuple[Obj, FieldSet]] = {}
+_DECODED_MAX = 16384
+
+
+def _remember(raw: Obj, fields: FieldSet) -> None:
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.clear()
+    _DECODED[id(raw)] = (raw, fields)
+
+
+def _fields_of(raw: Obj) -> FieldSet:
+    cached = _DECODED.get(id(raw))
+    if cached is not None and cached[0] is raw:
+        return cached[1]
+    fields = FieldSet.from_fields_v1(raw.get("fieldsV1"))
+    _remember(raw, fields)
+    return fields
+
+
 def decode(entries: Any) -> list[Entry]:
     """Entries of a stored or sent ``managedFields`` (malformed ones are skipped)."""
     decoded: list[Entry] = []
     for raw in entries if isinstance(entries, list) else []:
         if not isinstance(raw, dict) or not raw:
             continue
+        fields = _fields_of(raw)
         decoded.append(
             Entry(
                 str(raw.get("manager", "")),
@@ -110,7 +141,9 @@ def decode(entries: Any) -> list[Entry]:
                 str(raw.get("apiVersion", "")),
                 raw.get("time"),
                 str(raw.get("subresource", "")),
-                FieldSet.from_fields_v1(raw.get("fieldsV1")),
+                fields,
+                raw,
+                fields,
             )
         )
     return decoded
@@ -173,32 +206,44 @@ def _is_reset(entries: Any) -> bool:
 
 
 def track_update(live: Obj | None, new: Obj, write: Write) -> None:
-    """Set ``new``'s managedFields for a create, update or non-apply patch by ``write.manager``."""
+    """Set ``new``'s managedFields for a create, update or non-apply patch by ``write.manager``.
+
+    As kube-apiserver does: the write owns what it added or changed (merged into its
+    manager's entry, whose time moves to now); every other entry loses those fields
+    and any the write removed.
+    """
     meta = new.setdefault("metadata", {})
     given = meta.get("managedFields")
     if _is_reset(given):
         meta.pop("managedFields", None)
         return
     stored = (live or {}).get("metadata", {}).get("managedFields")
-    entries = decode(given if given else stored)
-    before = encode(entries)
+    base = stored if not given or given == stored else given
     comparison = compare(_without_managed_fields(live) if live else {}, _without_managed_fields(new), write.schema)
-    changed = comparison.added.union(comparison.modified)
-    mine = next((e for e in entries if e.key() == (write.manager, UPDATE, write.subresource)), None)
+    changed = _owned(comparison.added.union(comparison.modified), write)
+    if changed.empty() and comparison.removed.empty():
+        if base:
+            meta["managedFields"] = list(base)  # entries are never mutated in place
+        else:
+            meta.pop("managedFields", None)
+        return
+    entries = decode(base)
+    key = (write.manager, UPDATE, write.subresource)
+    mine = next((e for e in entries if e.key() == key), None)
     for entry in entries:
+        entry.fields = entry.fields.difference(comparison.removed)
         if entry is not mine:
-            entry.fields = entry.fields.difference(changed).difference(comparison.removed)
-    if mine is None:
-        mine = Entry(write.manager, UPDATE, write.api_version, None, write.subresource, FieldSet())
-        entries.append(mine)
-    updated = _owned(mine.fields.difference(comparison.removed).union(changed), write)
-    if updated != mine.fields or mine.time is None:
-        mine.fields, mine.time, mine.api_version = updated, write.now, write.api_version
-    after = encode(_cap(entries))
-    if after == before and stored and not given:
-        meta["managedFields"] = copy.deepcopy(stored)  # nothing changed hands: the stored list as it was
-    elif after:
-        meta["managedFields"] = after
+            entry.fields = entry.fields.difference(changed)
+    if not changed.empty():
+        if mine is None:
+            entries.append(Entry(write.manager, UPDATE, write.api_version, write.now, write.subresource, changed))
+        else:
+            if not changed.issubset(mine.fields):
+                mine.fields = mine.fields.union(changed)
+            mine.time, mine.api_version = write.now, write.api_version
+    encoded = encode(_cap(entries))
+    if encoded:
+        meta["managedFields"] = encoded
     else:
         meta.pop("managedFields", None)
 

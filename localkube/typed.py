@@ -211,6 +211,8 @@ def compare(old: Any, new: Any, schema: Schema) -> Comparison:
 
 
 def _compare(left: Any, right: Any, schema: Schema, path: Path, out: Comparison, depth: int) -> None:
+    if left is not MISSING and right is not MISSING and left == right:
+        return  # equal subtrees add nothing (and comparing them in C keeps writes cheap)
     present = right if right is not MISSING else left
     node = node_of(schema, present, depth)
     shapes_differ = type(left) is not type(right) and MISSING not in (left, right)
