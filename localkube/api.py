@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from localkube import builtin_schemas
+from localkube import autoscaling, builtin_schemas
 from localkube import crd as crds
 from localkube.errors import (
     MODIFIED,
@@ -53,6 +53,18 @@ PATCH_TYPES = {
 }
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 MAX_OBJECT_BYTES = 1536 * 1024
+
+
+def _stored_version(rt: ResourceType) -> tuple[str, str]:
+    """The group and version whose shape ``rt``'s objects are stored in (and checked in)."""
+    if rt.storage == "events":
+        return "", "v1"  # events.k8s.io events are kept in the core/v1 shape
+    if rt.group == "autoscaling":
+        return "autoscaling", "v2"
+    return rt.group, rt.version
+
+
+INTERNAL_CONTEXT = Context(user="system:kube-controller-manager", groups=["system:masters"])
 
 
 @dataclass
@@ -122,6 +134,8 @@ class ResourceAPI:
             from localkube.events import to_view
 
             view = to_view(view, rt.group)
+        elif rt.group == "autoscaling" and rt.version == "v1":
+            view = autoscaling.to_v1(view)
         return view
 
     def _to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
@@ -129,6 +143,8 @@ class ResourceAPI:
             from localkube.events import from_view
 
             return from_view(obj, rt.group)
+        if rt.group == "autoscaling" and rt.version == "v1":
+            return autoscaling.from_v1(obj)
         return obj
 
     def check_namespace(self, rt: ResourceType, namespace: str, creating: bool) -> None:
@@ -198,8 +214,7 @@ class ResourceAPI:
         """Drop unknown fields (an error under fieldValidation=Strict, warnings
         under Warn), then default a custom resource; returns warnings."""
         if not rt.custom:
-            # events.k8s.io events are already in their stored core/v1 shape here
-            group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+            group, version = _stored_version(rt)
             dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
         elif rt.schema is not None:
             dropped = crds.prune_custom_resource(obj, rt.schema)
@@ -301,7 +316,7 @@ class ResourceAPI:
 
     def field_write(self, rt: ResourceType, options: WriteOptions, subresource: str) -> Write:
         """What the field manager needs to record a write through ``rt``."""
-        group, version = ("", "v1") if rt.storage == "events" else (rt.group, rt.version)
+        group, version = _stored_version(rt)
         return Write(
             schema=root_schema(group, version, rt.kind, rt.schema, rt.custom),
             manager=options.field_manager or options.default_manager or INTERNAL_MANAGER,
@@ -310,6 +325,11 @@ class ResourceAPI:
             has_status=bool(rt.status),
             now=now_time(),
         )
+
+    def write_internal(self, rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> Result:
+        """A write by localkube itself (a controller's), with the stored object's resourceVersion."""
+        obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+        return self._update_existing(rt, obj, old, subresource, INTERNAL_CONTEXT, WriteOptions())
 
     # -- read -------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -387,6 +407,12 @@ class ResourceAPI:
             from localkube.csr import approval_update
 
             obj = approval_update(obj, old, context)
+        elif subresource == "binding":
+            pass  # the binding subresource sets spec.nodeName and the PodScheduled condition at once
+        elif subresource == "ephemeralcontainers":
+            from localkube.pod_subresources import set_ephemeral_containers
+
+            obj = set_ephemeral_containers(obj, old)
         elif subresource:
             raise resource_not_found()
         else:

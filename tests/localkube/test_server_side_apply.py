@@ -128,9 +128,7 @@ async def test_a_conflict_names_the_owner_and_force_takes_the_field(raw: Raw) ->
     ]
     status, error = await apply(raw, path, configmap("owned", {"a": "2", "b": "2"}), "m2")
     assert status == 409
-    assert error["message"] == (
-        'Apply failed with 2 conflicts: conflicts with "m1" using v1:\n- .data.a\n- .data.b'
-    )
+    assert error["message"] == ('Apply failed with 2 conflicts: conflicts with "m1" using v1:\n- .data.a\n- .data.b')
     status, obj = await apply(raw, path, configmap("owned", {"a": "2"}), "m2", force=True)
     assert status == 200
     assert obj["data"] == {"a": "2", "b": "1"}
