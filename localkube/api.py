@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from localkube import builtin_schemas
+from localkube import autoscaling, builtin_schemas
 from localkube import crd as crds
 from localkube.errors import (
     MODIFIED,
@@ -35,10 +35,12 @@ from localkube.errors import (
     unsupported_media_type,
 )
 from localkube.kinds import Context, strategy_for
+from localkube.managedfields import INTERNAL_MANAGER, Write, track_update
 from localkube.meta import generate_name, new_finalizers_forbidden, new_uid, now_time, validate_metadata
 from localkube.patch import PatchFailed, json_patch, merge_patch, strategic_merge
 from localkube.resources import Registry, ResourceType
 from localkube.store import Store
+from localkube.typed import root_schema
 
 Obj = dict[str, Any]
 
@@ -53,6 +55,18 @@ PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 MAX_OBJECT_BYTES = 1536 * 1024
 
 
+def _stored_version(rt: ResourceType) -> tuple[str, str]:
+    """The group and version whose shape ``rt``'s objects are stored in (and checked in)."""
+    if rt.storage == "events":
+        return "", "v1"  # events.k8s.io events are kept in the core/v1 shape
+    if rt.group == "autoscaling":
+        return "autoscaling", "v2"
+    return rt.group, rt.version
+
+
+INTERNAL_CONTEXT = Context(user="system:kube-controller-manager", groups=["system:masters"])
+
+
 @dataclass
 class WriteOptions:
     """Query options of a write."""
@@ -61,6 +75,8 @@ class WriteOptions:
     field_validation: str = "Warn"
     field_manager: str = ""
     force: bool = False
+    # the manager of a write without fieldManager: the User-Agent up to its first "/"
+    default_manager: str = ""
 
 
 @dataclass
@@ -118,6 +134,8 @@ class ResourceAPI:
             from localkube.events import to_view
 
             view = to_view(view, rt.group)
+        elif rt.group == "autoscaling" and rt.version == "v1":
+            view = autoscaling.to_v1(view)
         return view
 
     def _to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
@@ -125,6 +143,8 @@ class ResourceAPI:
             from localkube.events import from_view
 
             return from_view(obj, rt.group)
+        if rt.group == "autoscaling" and rt.version == "v1":
+            return autoscaling.from_v1(obj)
         return obj
 
     def check_namespace(self, rt: ResourceType, namespace: str, creating: bool) -> None:
@@ -194,8 +214,7 @@ class ResourceAPI:
         """Drop unknown fields (an error under fieldValidation=Strict, warnings
         under Warn), then default a custom resource; returns warnings."""
         if not rt.custom:
-            # events.k8s.io events are already in their stored core/v1 shape here
-            group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+            group, version = _stored_version(rt)
             dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
         elif rt.schema is not None:
             dropped = crds.prune_custom_resource(obj, rt.schema)
@@ -237,7 +256,15 @@ class ResourceAPI:
         return new.get("spec") != old.get("spec")
 
     # -- create ---------------------------------------------------------------
-    def create(self, rt: ResourceType, namespace: str, body: Any, context: Context, options: WriteOptions) -> Result:
+    def create(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Any,
+        context: Context,
+        options: WriteOptions,
+        managed: bool = False,
+    ) -> Result:
         if rt.crd and self._crd_terminating(rt):
             raise method_not_allowed_for_terminating()
         obj = self._check_body_identity(rt, body, namespace, None)
@@ -273,9 +300,10 @@ class ResourceAPI:
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
             raise already_exists(rt.plural, rt.group, name)
+        if not managed:
+            track_update(None, obj, self.field_write(rt, options, ""))
         if options.dry_run:
             return Result(self._view(rt, obj), 201, warnings)
-        self._record_manager(obj, None, options, "Update" if options.field_manager else "")
         stored = self.store.put(rt.storage_key, obj, "ADDED")
         if rt.kind == "CustomResourceDefinition":
             self.on_crd_change(stored)
@@ -286,13 +314,22 @@ class ResourceAPI:
         crd = self.store.get("apiextensions.k8s.io/customresourcedefinitions", "", rt.crd)
         return bool(crd and crd["metadata"].get("deletionTimestamp"))
 
-    def _record_manager(self, obj: Obj, old: Obj | None, options: WriteOptions, operation: str) -> None:
-        """managedFields: a write that omits them keeps the stored ones; an empty list clears them."""
-        meta = _meta(obj)
-        if "managedFields" not in meta and old is not None and "managedFields" in (old.get("metadata") or {}):
-            meta["managedFields"] = copy.deepcopy(old["metadata"]["managedFields"])
-        if not meta.get("managedFields"):
-            meta.pop("managedFields", None)
+    def field_write(self, rt: ResourceType, options: WriteOptions, subresource: str) -> Write:
+        """What the field manager needs to record a write through ``rt``."""
+        group, version = _stored_version(rt)
+        return Write(
+            schema=root_schema(group, version, rt.kind, rt.schema, rt.custom),
+            manager=options.field_manager or options.default_manager or INTERNAL_MANAGER,
+            api_version=rt.api_version,
+            subresource=subresource,
+            has_status=bool(rt.status),
+            now=now_time(),
+        )
+
+    def write_internal(self, rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> Result:
+        """A write by localkube itself (a controller's), with the stored object's resourceVersion."""
+        obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+        return self._update_existing(rt, obj, old, subresource, INTERNAL_CONTEXT, WriteOptions())
 
     # -- read -------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -329,7 +366,14 @@ class ResourceAPI:
         return self._update_existing(rt, obj, old, subresource, context, options)
 
     def _update_existing(
-        self, rt: ResourceType, obj: Obj, old: Obj, subresource: str, context: Context, options: WriteOptions
+        self,
+        rt: ResourceType,
+        obj: Obj,
+        old: Obj,
+        subresource: str,
+        context: Context,
+        options: WriteOptions,
+        managed: bool = False,
     ) -> Result:
         meta = _meta(obj)
         old_meta = old["metadata"]
@@ -363,6 +407,12 @@ class ResourceAPI:
             from localkube.csr import approval_update
 
             obj = approval_update(obj, old, context)
+        elif subresource == "binding":
+            pass  # the binding subresource sets spec.nodeName and the PodScheduled condition at once
+        elif subresource == "ephemeralcontainers":
+            from localkube.pod_subresources import set_ephemeral_containers
+
+            obj = set_ephemeral_containers(obj, old)
         elif subresource:
             raise resource_not_found()
         else:
@@ -389,7 +439,8 @@ class ResourceAPI:
         if rt.generation and self._spec_changed(rt, obj, old):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         self._validate(rt, obj, old)
-        self._record_manager(obj, old, options, "Update")
+        if not managed:
+            track_update(old, obj, self.field_write(rt, options, subresource))
         return self._commit_update(rt, obj, old, options, warnings)
 
     def _commit_update(

@@ -36,7 +36,14 @@ DNS1035_MSG = (
 # kinds whose names are DNS-1123 labels, DNS-1035 labels, or path segments
 LABEL_NAMED = {"Namespace"}
 DNS1035_NAMED = {"Service"}
-PATH_SEGMENT_NAMED = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "CertificateSigningRequest"}
+PATH_SEGMENT_NAMED = {
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "CertificateSigningRequest",
+    "APIService",  # kube-aggregator names the core group's "v1."
+}
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 ANNOTATIONS_LIMIT = 262144

@@ -178,3 +178,25 @@ def field_value(obj: Mapping[str, Any], path: str) -> str:
 
 def fields_match(requirements: list[FieldRequirement], obj: Mapping[str, Any]) -> bool:
     return all((field_value(obj, req.field) == req.value) == req.equal for req in requirements)
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
+    """A ``metav1.LabelSelector`` against labels: null matches nothing, ``{}`` everything."""
+    if selector is None:
+        return False
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression.get("key", ""), expression.get("operator", "")
+        values = expression.get("values") or []
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True

@@ -275,6 +275,20 @@ class LocalKube:
         assert rt is not None
         return rt
 
+    def _seed_default_objects(self) -> None:
+        from localkube import default_objects
+
+        for obj in [*default_objects.priority_classes(), *default_objects.flow_control()]:
+            self._system_create(self._rt(obj["apiVersion"], obj["kind"]), obj)
+        api_services = self._rt("apiregistration.k8s.io/v1", "APIService")
+        for obj, status in default_objects.api_services(self.registry.groups()):
+            if self.store.get(api_services.storage_key, "", obj["metadata"]["name"]) is not None:
+                continue
+            self._system_create(api_services, obj)
+            created = self.store.get(api_services.storage_key, "", obj["metadata"]["name"])
+            if created is not None:
+                self.api.write_internal(api_services, {**created, "status": status}, created, "status")
+
     def _seed(self) -> None:
         for svc in self.store.items("/services"):
             ip = (svc.get("spec") or {}).get("clusterIP")
@@ -289,6 +303,7 @@ class LocalKube:
         for _storage, obj in default_rbac():
             rt = self._rt(obj["apiVersion"], obj["kind"])
             self._system_create(rt, copy.deepcopy(obj))
+        self._seed_default_objects()
         if self.store.get("/services", "default", "kubernetes") is None:
             self.allocator.used.discard("10.96.0.1")
             self._system_create(
@@ -500,6 +515,8 @@ class LocalKube:
                 if part.strip().startswith("metadata.name="):
                     name_hint = part.split("=", 1)[1].strip()
         self._authorize(identity, info, name_hint)
+        if rt.kind == "Binding" or info.subresource in ("binding", "eviction"):
+            return await self._pod_action(request, info, rt)
         if rt.verbs == ("create",):
             return await self._review(request, info, rt, identity)
         namespace = info.namespace if rt.namespaced else ""
@@ -584,7 +601,8 @@ class LocalKube:
         if len(manager) > 128:
             raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
         force = request.query.get("force")
-        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force))
+        agent = request.headers.get("User-Agent", "").split("/", 1)[0][:128]
+        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force), agent)
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await request.read()
@@ -937,6 +955,24 @@ class LocalKube:
         raise resource_not_found()
 
     # -- review APIs ----------------------------------------------------------------------------
+    async def _pod_action(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
+        """POST pods/NAME/binding, bindings and pods/NAME/eviction."""
+        from localkube import pod_subresources
+
+        if request.method != "POST":
+            raise method_not_allowed()
+        pods = self.registry.lookup("", "v1", "pods")
+        pdbs = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+        assert pods is not None and pdbs is not None
+        body = await self._body(request, rt)
+        if info.subresource == "eviction":
+            status = pod_subresources.evict(
+                self.api, pods, pdbs, info.namespace, info.name, body, self._write_options(request)
+            )
+        else:
+            status = pod_subresources.bind(self.api, pods, info.namespace, info.name, body)
+        return self._respond(request, status, 201)
+
     async def _review(
         self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity
     ) -> web.Response:
