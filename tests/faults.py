@@ -1,0 +1,136 @@
+"""Faulty network parts tests put between a client and a server (fake the
+server, not the function): a TCP relay that can stop answering, and an HTTP
+CONNECT proxy that counts its tunnels. Both run on the test's event loop and
+listen on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flowing: asyncio.Event) -> None:
+    try:
+        while data := await reader.read(65536):
+            await flowing.wait()
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _relay(
+    client_reader: asyncio.StreamReader,
+    client_writer: asyncio.StreamWriter,
+    host: str,
+    port: int,
+    flowing: asyncio.Event,
+) -> None:
+    try:
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
+    except OSError:
+        client_writer.close()
+        return
+    await asyncio.gather(
+        _pipe(client_reader, upstream_writer, flowing),
+        _pipe(upstream_reader, client_writer, flowing),
+    )
+
+
+class _Listener:
+    def __init__(self) -> None:
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    async def _listen(self) -> None:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+
+class StallingRelay(_Listener):
+    """Forwards TCP connections to ``host:port``; :meth:`stall` makes it stop
+    answering (bytes are held, connections stay open) as a hung API server or
+    a cut network would; :meth:`resume` lets the held bytes through."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__()
+        self.host, self.upstream_port = host, port
+        self._flowing = asyncio.Event()
+        self._flowing.set()
+
+    async def start(self) -> StallingRelay:
+        await self._listen()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def stall(self) -> None:
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        self._flowing.set()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _relay(reader, writer, self.host, self.upstream_port, self._flowing)
+
+
+class ConnectProxy(_Listener):
+    """An HTTP proxy that only tunnels (``CONNECT host:port``), as HTTPS clients
+    use one. ``routes`` maps the names clients ask for to loopback ports, so a
+    client can address a server by a name no resolver knows."""
+
+    def __init__(self, routes: dict[str, int] | None = None) -> None:
+        super().__init__()
+        self.routes = dict(routes or {})
+        self.tunnels: list[str] = []
+        self._open = asyncio.Event()
+        self._open.set()
+
+    async def start(self) -> ConnectProxy:
+        await self._listen()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        method, target, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
+        host, _, port = target.rpartition(":")
+        if method != "CONNECT":
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        self.tunnels.append(target)
+        upstream_port = self.routes.get(host, int(port))
+        if host not in self.routes and host not in ("127.0.0.1", "localhost"):
+            writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        await _relay(reader, writer, "127.0.0.1", upstream_port, self._open)
