@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ class Timeline:
         self.events: list[tuple[float, str, str]] = []
         self.changed = asyncio.Event()
 
-    def lead(self, who: str) -> Callable[[], Awaitable[None]]:
+    def lead(self, who: str) -> Callable[[], Coroutine[Any, Any, None]]:
         async def lead() -> None:
             self._note(who, "start")
             try:
