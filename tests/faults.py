@@ -1,12 +1,18 @@
 """Faulty network parts tests put between a client and a server (fake the
-server, not the function): a TCP relay that can stop answering, and an HTTP
-CONNECT proxy that counts its tunnels. Both run on the test's event loop and
-listen on 127.0.0.1."""
+server, not the function): a TCP relay that can stop answering, an HTTP
+CONNECT proxy that counts its tunnels, and an API front that answers 500 to
+chosen requests. All run on the test's event loop and listen on 127.0.0.1."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
+
+import aiohttp
+from aiohttp import web
+
+from karmada.kube import ClusterConfig
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flowing: asyncio.Event) -> None:
@@ -134,3 +140,81 @@ class ConnectProxy(_Listener):
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
         await _relay(reader, writer, "127.0.0.1", upstream_port, self._open)
+
+
+Fault = Callable[[str, str], bool]
+
+
+class FailingApiProxy:
+    """A plain-HTTP front for one API server: forwards each request upstream
+    with the upstream's own credentials, except that a request for which
+    ``fail(method, path)`` is true gets a 500 Status, as an API server under
+    trouble answers. ``failed`` lists the requests it refused."""
+
+    def __init__(self, upstream: ClusterConfig, fail: Fault) -> None:
+        self.upstream = upstream
+        self.fail = fail
+        self.failed: list[tuple[str, str]] = []
+        self.refused = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> FailingApiProxy:
+        connector = aiohttp.TCPConnector(ssl=self.upstream.ssl_context())
+        self._session = aiohttp.ClientSession(connector=connector)
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        assert self._session is not None
+        if self.fail(request.method, request.path):
+            self.failed.append((request.method, request.path))
+            self.refused.set()
+            status = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "status": "Failure",
+                "reason": "InternalError",
+                "message": "Internal error occurred: injected by the test",
+                "code": 500,
+            }
+            return web.json_response(status, status=500)
+        headers = {k: v for k, v in request.headers.items() if k.lower() in ("accept", "content-type")}
+        async with self._session.request(
+            request.method,
+            self.upstream.server + request.path_qs,
+            data=await request.read(),
+            headers=headers,
+        ) as upstream:
+            body = await upstream.read()
+            return web.Response(body=body, status=upstream.status, content_type=upstream.content_type)
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
+
+
+def fail_first(method: str, path: str) -> Fault:
+    """A fault for the first ``method`` request of ``path`` only."""
+    remaining = [1]
+
+    def fail(got_method: str, got_path: str) -> bool:
+        if (got_method, got_path) == (method, path) and remaining[0] > 0:
+            remaining[0] -= 1
+            return True
+        return False
+
+    return fail
