@@ -5,6 +5,7 @@ chosen requests. All run on the test's event loop and listen on 127.0.0.1."""
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 from collections.abc import Callable
@@ -45,7 +46,7 @@ async def _relay(
     )
 
 
-class _Listener:
+class _Listener(abc.ABC):
     def __init__(self) -> None:
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
@@ -56,12 +57,19 @@ class _Listener:
         self.port = self._server.sockets[0].getsockname()[1]
 
     def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
+        task = asyncio.get_running_loop().create_task(self._guarded(reader, writer))
         self._handlers.add(task)
         task.add_done_callback(self._handlers.discard)
 
+    async def _guarded(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._handle(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            writer.close()  # a client that hung up or spoke nonsense
+
+    @abc.abstractmethod
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        raise NotImplementedError
+        """Serve one accepted connection."""
 
     async def close(self) -> None:
         if self._server is not None:
