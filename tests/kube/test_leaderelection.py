@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from karmada.kube import KubeClient, LeaderElector, from_kubeconfig
 from karmada.kube.resources import LEASES
 from tests.faults import StallingRelay
+from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
 
 
@@ -153,3 +155,21 @@ def test_durations_are_checked_as_client_go_checks_them(localkube: ServerThread,
         LeaderElector(kube, "default", "x", "me", lease_duration=10, renew_deadline=10)
     with pytest.raises(ValueError, match="retry period"):
         LeaderElector(kube, "default", "x", "me", renew_deadline=2, retry_period=2)
+
+
+def test_karmada_controlplane_releases_its_lease_on_sigterm_and_a_restart_leads_at_once(pull_mode: PullMode) -> None:
+    def spec() -> dict[str, Any]:
+        lease = pull_mode.admin(
+            "get", "lease", "karmada-controlplane", "-n", "karmada-system", "-o", "json", check=False
+        )
+        return dict(json.loads(lease.stdout)["spec"]) if lease.returncode == 0 else {}
+
+    first = wait_for(lambda: spec().get("holderIdentity"), what="the control plane to lead")
+    assert pull_mode.controlplane is not None
+    pull_mode.controlplane.stop()  # SIGTERM
+    released = spec()
+    assert (released["holderIdentity"], released["leaseDurationSeconds"]) == ("", 1)
+    pull_mode.start_controlplane()
+    # well inside the 15 s lease an unreleased Lease would make the new process wait
+    second = wait_for(lambda: spec().get("holderIdentity"), timeout=8, what="the restarted control plane to lead")
+    assert second != first
