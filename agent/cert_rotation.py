@@ -6,8 +6,10 @@ with the same subject (``system:karmada:agent:<cluster>``, O
 ``system:karmada:agents``) and lifetime are sent with the agent's own
 identity, which the control plane's approver grants through the
 ``selfclusteragent`` permission. The issued certificate is stored (Secret,
-file) and the control-plane client switches to it at once: Karmada needs a
-restart for this step.
+file) and only then does the control-plane client switch to it, at once
+(Karmada needs a restart for this step). A store that fails is retried with
+backoff (``store_backoff`` doubling to ``max_store_backoff``) with the same
+certificate, never a new CSR; the running certificate keeps working meanwhile.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class CertificateRotator:
         checking_interval: float = 300.0,
         threshold: float = 0.2,
         approval_timeout: float = 300.0,
+        store_backoff: float = 1.0,
+        max_store_backoff: float = 60.0,
         on_rotated: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.control_plane = control_plane
@@ -46,6 +50,8 @@ class CertificateRotator:
         self.checking_interval = checking_interval
         self.threshold = threshold
         self.approval_timeout = approval_timeout
+        self.store_backoff = store_backoff
+        self.max_store_backoff = max_store_backoff
         self.on_rotated = on_rotated
         self.rotations = 0
 
@@ -82,12 +88,28 @@ class CertificateRotator:
         await self.control_plane.create(CSRS, body)
         log.info("requested a renewed certificate (CSR %s); %s left of the old one", name, _left(info.not_after))
         issued = await self._wait(name)
-        await self.credentials.store(self.member, issued, key_pem(key))
+        await self._store(issued, key_pem(key))
         await self.control_plane.set_config(self.credentials.config())
         self.rotations += 1
         log.info("switched to the renewed certificate, valid until %s", certificate_info(issued).not_after)
         if self.on_rotated is not None:
             await self.on_rotated()
+
+    async def _store(self, cert: bytes, key: bytes) -> None:
+        delay = self.store_backoff
+        while True:
+            try:
+                await self.credentials.store(self.member, cert, key)
+                return
+            except (KubeError, OSError) as exc:
+                reason = exc.message if isinstance(exc, KubeError) else exc.strerror
+                log.warning(
+                    "storing the renewed certificate failed (%s); still using the current one, retrying in %.3gs",
+                    reason,
+                    delay,
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.max_store_backoff)
 
     async def _wait(self, name: str) -> bytes:
         try:

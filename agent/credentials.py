@@ -7,7 +7,9 @@ Key material is never logged."""
 from __future__ import annotations
 
 import base64
+import copy
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +59,12 @@ class ControlPlaneCredentials:
     def config(self) -> ClusterConfig:
         return from_kubeconfig_bytes(yaml.safe_dump(self.kubeconfig), self.context)
 
-    def _user(self) -> Obj:
-        name = self.context or self.kubeconfig.get("current-context")
-        context = next(c for c in self.kubeconfig.get("contexts") or [] if c.get("name") == name)
+    def _user(self, kubeconfig: Obj | None = None) -> Obj:
+        kubeconfig = self.kubeconfig if kubeconfig is None else kubeconfig
+        name = self.context or kubeconfig.get("current-context")
+        context = next(c for c in kubeconfig.get("contexts") or [] if c.get("name") == name)
         user_name = context["context"]["user"]
-        entry = next(u for u in self.kubeconfig.get("users") or [] if u.get("name") == user_name)
+        entry = next(u for u in kubeconfig.get("users") or [] if u.get("name") == user_name)
         user: Obj = entry.setdefault("user", {})
         return user
 
@@ -76,18 +79,27 @@ class ControlPlaneCredentials:
         return base64.b64decode(data) if data else None
 
     async def store(self, member: KubeClient, cert_pem: bytes, key_pem: bytes) -> None:
-        """Record a renewed certificate: in the Secret, in the file, in memory."""
-        user = self._user()
+        """Record a renewed certificate: in the Secret, in the file, then in memory.
+
+        Memory changes only once both writes succeeded, so after a failure
+        :meth:`config` still gives the running certificate and a retry writes
+        the same renewed one again (both writes are idempotent)."""
+        renewed = copy.deepcopy(self.kubeconfig)
+        user = self._user(renewed)
         user["client-certificate-data"] = base64.b64encode(cert_pem).decode()
         user["client-key-data"] = base64.b64encode(key_pem).decode()
-        text = yaml.safe_dump(self.kubeconfig, sort_keys=False)
+        text = yaml.safe_dump(renewed, sort_keys=False)
         patch = {"data": {KUBECONFIG_SECRET: base64.b64encode(text.encode()).decode()}}
         secret = await member.get_or_none(SECRETS, KUBECONFIG_SECRET, self.secret_namespace)
         if secret is not None:
             await member.patch(SECRETS, KUBECONFIG_SECRET, patch, self.secret_namespace)
         if self.path is not None:
             temporary = self.path.with_suffix(".new")
-            temporary.write_text(text, encoding="utf-8")
-            temporary.chmod(0o600)
+            # created private: the file holds the key
+            temporary.unlink(missing_ok=True)
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+                out.write(text)
             temporary.replace(self.path)
+        self.kubeconfig = renewed
         log.info("stored the renewed client certificate")

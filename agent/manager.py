@@ -4,7 +4,9 @@ controller and certificate rotation.
 
 Start-up waits, with backoff, until the control plane answers and has this
 cluster's Cluster object; an outage later is survived by every loop on its
-own (caches reconnect, periodic loops retry next tick), never by crashing.
+own (caches reconnect, periodic loops retry next tick), never by crashing;
+a loop that fails anyway is logged and restarted with backoff by the
+:class:`~karmada.kube.supervise.Supervisor` it runs under.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from agent.options import Options
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
 from karmada.kube.resources import CLUSTERS
+from karmada.kube.supervise import Supervisor
 
 log = logging.getLogger("agent")
 
@@ -39,6 +42,7 @@ class Agent:
         self.control_plane = control_plane
         self.credentials = credentials
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        self.supervisor: Supervisor | None = None  # the background loops while leading
 
     async def run(self, stop: asyncio.Event) -> None:
         stopper = asyncio.get_running_loop().create_task(stop.wait())
@@ -87,15 +91,14 @@ class Agent:
         """Run the enabled controllers until cancelled."""
         name = self.options.cluster_name
         cluster = Informer(self.control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
-        tasks: list[asyncio.Task[None]] = []
-        loop = asyncio.get_running_loop()
+        supervisor = self.supervisor = Supervisor()
         status = ClusterStatusController(self.control_plane, self.member, cluster, self.options)
         execution: ExecutionController | None = None
         try:
             cluster.start()
             await cluster.wait_synced(60)
             if "clusterStatus" in self.options.controllers:
-                tasks.append(loop.create_task(status.run(), name="cluster-status"))
+                supervisor.start("cluster-status", status.run)
             if "execution" in self.options.controllers:
                 execution = ExecutionController(self.control_plane, self.member, cluster, name)
                 await execution.start()
@@ -107,16 +110,12 @@ class Agent:
                     checking_interval=self.options.cert_rotation_checking_interval,
                     threshold=self.options.cert_rotation_remaining_time_threshold,
                 )
-                tasks.append(loop.create_task(rotator.run(), name="cert-rotation"))
+                supervisor.start("cert-rotation", rotator.run)
             log.info("agent for cluster %s running: %s", name, ", ".join(self.options.controllers))
-            await asyncio.gather(*tasks)
-            await asyncio.Event().wait()
+            await supervisor.wait()
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await supervisor.stop()
+            self.supervisor = None
             if execution is not None:
                 await execution.stop()
             await cluster.stop()

@@ -3,7 +3,10 @@
 Only the elected leader runs controllers. While campaigning nothing is
 cached; on election the caches list and watch, controllers start once they
 are synced, and on lost leadership everything stops and the process
-campaigns again, so a standby replica takes over within a lease duration.
+campaigns again, so a standby replica takes over within a lease duration
+(at once after a clean shutdown, which releases the Lease). Background loops
+(the health monitor) run under a :class:`~karmada.kube.supervise.Supervisor`:
+one that fails is logged and restarted with backoff.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from karmada.api.names import cluster_of_execution_space
 from karmada.kube import EventRecorder, Informer, KubeClient, LeaderElector
 from karmada.kube.controller import Controller
 from karmada.kube.resources import CLUSTERS, CSRS, LEASES, NAMESPACES
+from karmada.kube.supervise import Supervisor
 
 log = logging.getLogger("controlplane")
 
@@ -35,6 +39,7 @@ class ControlPlane:
         self.client = client
         self.options = options
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        self.supervisor: Supervisor | None = None  # the background loops while leading
 
     async def run(self, stop: asyncio.Event) -> None:
         """Lead (or campaign) until ``stop`` is set."""
@@ -69,7 +74,7 @@ class ControlPlane:
         clusters = Informer(self.client, CLUSTERS, resync_period=60)
         informers = [clusters]
         controllers: list[Controller[str]] = []
-        background: list[asyncio.Task[None]] = []
+        supervisor = self.supervisor = Supervisor()
         if "cluster" in options.controllers:
             namespaces = Informer(self.client, NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
             leases = Informer(self.client, LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
@@ -110,12 +115,12 @@ class ControlPlane:
             for controller in controllers:
                 controller.start()
             if "cluster" in options.controllers:
-                background.append(asyncio.get_running_loop().create_task(monitor.run()))
+                supervisor.start("cluster-health-monitor", monitor.run)
             log.info("controllers running: %s", ", ".join(options.controllers))
-            await asyncio.Event().wait()
+            await supervisor.wait()
         finally:
-            for task in background:
-                task.cancel()
+            await supervisor.stop()
+            self.supervisor = None
             for controller in controllers:
                 await controller.stop()
             for informer in informers:

@@ -5,6 +5,13 @@ A request is data (:class:`Request`: method, path, query, body, content type);
 Status errors into :class:`KubeError`. Objects stay plain dicts: most traffic
 is unstructured objects of arbitrary kinds. Watches are async iterators of
 ``(type, object)`` pairs read line by line.
+
+Transport: credentials come fresh from an :class:`~karmada.kube.auth.Authenticator`
+before each request; a 401 refreshes them (once per burst) and, when that gave
+a new token, the request is sent once more (authentication happens before the
+server does anything, so this is safe for every verb). The session verifies
+the server as ``tls_server_name`` when set and goes through the proxy
+:func:`~karmada.kube.proxy.proxy_for` picks.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from urllib.parse import quote
 
 import aiohttp
 
-from karmada.kube.config import ClusterConfig, resolve_exec
+from karmada.kube.auth import Authenticator, CredentialError
+from karmada.kube.config import ClusterConfig
+from karmada.kube.proxy import proxy_for
 from karmada.kube.resources import Resource
 
 log = logging.getLogger("karmada.kube")
@@ -102,12 +111,18 @@ class KubeClient:
     """An async client for one API server."""
 
     def __init__(self, config: ClusterConfig, *, timeout: float = 30.0) -> None:
-        self.config = config
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
         self._watched = False
-        self._ssl = None if config.server.startswith("http://") else config.ssl_context()
-        self._exec_resolved = False
+        self._use(config)
+
+    def _use(self, config: ClusterConfig) -> None:
+        self.config = config
+        self._auth = Authenticator(config.credentials)
+        self._proxy = proxy_for(config.server, config.proxy_url)
+        self._tls = not config.server.startswith("http://")
+        self._ssl = config.ssl_context() if self._tls else None
+        self._session_cert = (config.credentials.client_cert_pem, config.credentials.client_key_pem)
 
     async def __aenter__(self) -> KubeClient:
         return self
@@ -131,27 +146,55 @@ class KubeClient:
     async def set_config(self, config: ClusterConfig) -> None:
         """Switch to new settings (e.g. a renewed client certificate) without a restart:
         requests from now on use them; open watches end and their informers reconnect."""
-        ssl_context = None if config.server.startswith("http://") else config.ssl_context()
         old, self._session = self._session, None
-        self.config, self._ssl, self._exec_resolved = config, ssl_context, False
+        self._use(config)
         if old is not None:
             await old.close()
 
     async def _ensure(self) -> aiohttp.ClientSession:
-        if self.config.credentials.exec_config and not self._exec_resolved:
-            await resolve_exec(self.config.credentials)
-            self._ssl = self.config.ssl_context()
-            self._exec_resolved = True
+        try:
+            issued = await self._auth.current()
+        except CredentialError as exc:
+            raise KubeError(0, "CredentialError", str(exc)) from None
+        cert = (issued.cert_pem, issued.key_pem)
+        if self._tls and cert != self._session_cert:
+            # a client certificate from an exec plugin: new TLS settings, new connections
+            self._ssl, self._session_cert = self.config.ssl_context(*cert), cert
+            old, self._session = self._session, None
+            if old is not None:
+                await old.close()
         if self._session is None:
             connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else False, limit=64)
-            self._session = aiohttp.ClientSession(connector=connector)
+            self._session = aiohttp.ClientSession(
+                connector=connector, proxy=self._proxy, middlewares=(self._transport,)
+            )
         return self._session
+
+    async def _transport(
+        self, request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+    ) -> aiohttp.ClientResponse:
+        """Every request of the session: the TLS server name, and one retry after a 401
+        when refreshed credentials gave a new token."""
+        if self.config.tls_server_name:
+            request.server_hostname = self.config.tls_server_name
+        response = await handler(request)
+        if response.status != 401:
+            return response
+        sent = request.headers.get("Authorization", "").removeprefix("Bearer ") or None
+        if not await self._auth.unauthorized(sent):
+            return response
+        issued = self._auth.issued
+        if not issued.token or (issued.cert_pem, issued.key_pem) != self._session_cert:
+            return response  # a new client certificate needs new connections: the next request has them
+        response.release()
+        request.headers["Authorization"] = f"Bearer {issued.token}"
+        return await handler(request)
 
     def _headers(self, request: Request) -> dict[str, str]:
         headers = {"Accept": request.accept}
         if request.body is not None:
             headers["Content-Type"] = request.content_type
-        token = self.config.credentials.bearer()
+        token = self._auth.issued.token
         if token:
             headers["Authorization"] = f"Bearer {token}"
         return headers

@@ -1,10 +1,10 @@
 """Where an API server is and how to authenticate to it: kubeconfig (file, bytes
 or dict, any context), in-cluster service-account credentials, client
-certificates, bearer tokens and exec credential plugins.
+certificates, bearer tokens, token files and exec credential plugins, the TLS
+server name to verify and the proxy to go through.
 
-Exec plugins (cloud kubeconfigs) are run by kubernetes_asyncio's loader,
-imported only when a kubeconfig needs one, so processes that never meet one
-do not pay its import cost.
+These are settings only; :mod:`karmada.kube.auth` obtains and refreshes the
+credentials they describe, :mod:`karmada.kube.proxy` picks the proxy.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ class Credentials:
     token: str | None = None
     token_file: Path | None = None
     exec_config: dict[str, Any] | None = None
+    token_file_period: float = 60.0  # how long a token read from token_file is used (client-go: 1 minute)
 
     def bearer(self) -> str | None:
-        """The current bearer token (re-read from ``token_file`` so rotated tokens are picked up)."""
+        """The bearer token as configured (``token_file`` read now)."""
         if self.token_file is not None:
             return self.token_file.read_text().strip()
         return self.token
@@ -51,10 +52,12 @@ class ClusterConfig:
     ca_pem: bytes | None = None
     insecure: bool = False
     credentials: Credentials = field(default_factory=Credentials)
-    tls_server_name: str | None = None
+    tls_server_name: str | None = None  # the name to verify the server's certificate against
+    proxy_url: str | None = None  # kubeconfig's proxy-url; None: HTTPS_PROXY/NO_PROXY decide
 
-    def ssl_context(self) -> ssl.SSLContext:
-        """TLS verifying the server against ``ca_pem`` and presenting the client certificate, if any."""
+    def ssl_context(self, client_cert_pem: bytes | None = None, client_key_pem: bytes | None = None) -> ssl.SSLContext:
+        """TLS verifying the server against ``ca_pem`` and presenting a client certificate:
+        the one given (e.g. from an exec plugin), else the configured one, if any."""
         if self.insecure:
             context = ssl.create_default_context()
             context.check_hostname = False
@@ -63,15 +66,16 @@ class ClusterConfig:
             context = ssl.create_default_context(cadata=self.ca_pem.decode())
         else:
             context = ssl.create_default_context()
-        creds = self.credentials
-        if creds.client_cert_pem and creds.client_key_pem:
-            # ssl needs files; they live only as long as loading takes
+        cert_pem = client_cert_pem or self.credentials.client_cert_pem
+        key_pem = client_key_pem or self.credentials.client_key_pem
+        if cert_pem and key_pem:
+            # ssl needs files; they live only as long as loading takes, in a 0700 directory
             with tempfile.TemporaryDirectory(prefix="karmada-tls-") as directory:
                 cert = Path(directory) / "tls.crt"
                 key = Path(directory) / "tls.key"
-                cert.write_bytes(creds.client_cert_pem)
-                key.write_bytes(creds.client_key_pem)
-                key.chmod(0o600)
+                cert.write_bytes(cert_pem)
+                with os.fdopen(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                    out.write(key_pem)
                 context.load_cert_chain(cert, key)
         return context
 
@@ -104,6 +108,9 @@ def from_kubeconfig_dict(data: dict[str, Any], context: str | None = None, base:
     user = _named(data.get("users"), ctx.get("user", ""), "user") if ctx.get("user") else {}
     if not cluster.get("server"):
         raise ConfigError(f"cluster {ctx.get('cluster')!r} has no server")
+    proxy_url = cluster.get("proxy-url")
+    if proxy_url and "://" in proxy_url and proxy_url.split("://", 1)[0] not in ("http", "https"):
+        raise ConfigError(f"cluster {ctx.get('cluster')!r}: only http and https proxy-url schemes are supported")
     token_file = user.get("tokenFile")
     credentials = Credentials(
         client_cert_pem=_data_or_file(user, "client-certificate-data", "client-certificate", base),
@@ -118,6 +125,7 @@ def from_kubeconfig_dict(data: dict[str, Any], context: str | None = None, base:
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
         credentials=credentials,
         tls_server_name=cluster.get("tls-server-name"),
+        proxy_url=proxy_url,
     )
 
 
@@ -178,19 +186,3 @@ def in_cluster(directory: Path = IN_CLUSTER_DIR) -> ClusterConfig:
         ca_pem=(directory / "ca.crt").read_bytes(),
         credentials=Credentials(token_file=directory / "token"),
     )
-
-
-async def resolve_exec(credentials: Credentials) -> None:
-    """Run an exec credential plugin (via kubernetes_asyncio) and store what it returns."""
-    if not credentials.exec_config:
-        return
-    from kubernetes_asyncio.config.exec_provider import ExecProvider
-    from kubernetes_asyncio.config.kube_config import ConfigNode
-
-    provider = ExecProvider(ConfigNode("exec", credentials.exec_config))
-    status = await provider.run()
-    if status.get("token"):
-        credentials.token = status["token"]
-    if status.get("clientCertificateData"):
-        credentials.client_cert_pem = status["clientCertificateData"].encode()
-        credentials.client_key_pem = status["clientKeyData"].encode()
