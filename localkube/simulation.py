@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from localkube.api import WriteOptions
 from localkube.errors import APIError
+from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
 from localkube.simulation_index import OwnerIndex, PodIndex, quantity, requests_of
@@ -144,8 +145,9 @@ class Simulation:
         self._fresh: dict[Key, None] = {}  # pods waiting for a node, not tried yet
         self._retry = False  # room was freed or nodes changed: try every waiting pod again
         self._unplaced: set[Key] = set()  # pods that fit nowhere when last tried
-        self._stopping: dict[Key, float] = {}  # terminating pods: when their containers have exited
-        self._deadlines: list[tuple[float, Key]] = []  # heap of the same
+        # terminating pods: when their containers have exited, and the uid of the Pod stopped
+        self._stopping: dict[Key, tuple[float, str]] = {}
+        self._deadlines: list[tuple[float, Key]] = []  # heap of the same deadlines
         self._not_ready: dict[Key, None] = {}  # terminating pods whose Ready condition is still True
         self._slice = time.perf_counter()
 
@@ -209,7 +211,7 @@ class Simulation:
             return
         if key in self.pods.unbound and key not in self._unplaced:
             self._fresh[key] = None
-        if key in self.pods.terminating and (pod.get("spec") or {}).get("nodeName"):
+        if key in self.pods.terminating and (pod.get("spec") or {}).get("nodeName") and grace_left(pod):
             self._kubelet_stop(key, pod)
 
     def _node_changed(self, name: str) -> None:
@@ -232,9 +234,6 @@ class Simulation:
     def _active_pods(self, owner: Obj) -> list[Obj]:
         """An owner's Pods that are not being deleted."""
         return [p for p in self.pods.owned(owner["metadata"]["uid"]) if not p["metadata"].get("deletionTimestamp")]
-
-    # kept under the names the status writers use
-    _owned_pods = _active_pods
 
     def _replicasets_of(self, deployment: Obj) -> list[Obj]:
         return list(self.replicasets.owned(deployment["metadata"]["uid"]))
@@ -322,11 +321,13 @@ class Simulation:
         grace = pod["metadata"].get("deletionGracePeriodSeconds") or 0
         seconds = float(grace) if self.config.shutdown_seconds is None else min(grace, self.config.shutdown_seconds)
         deadline = time.monotonic() + seconds
-        if key in self._stopping and self._stopping[key] <= deadline:
+        uid = str(pod["metadata"].get("uid", ""))
+        running = self._stopping.get(key)
+        if running is not None and running[1] == uid and running[0] <= deadline:
             return  # a longer grace period never extends a running shutdown
-        if key not in self._stopping:
+        if running is None or running[1] != uid:
             self._not_ready[key] = None
-        self._stopping[key] = deadline
+        self._stopping[key] = (deadline, uid)
         heapq.heappush(self._deadlines, (deadline, key))
 
     async def _kubelet(self) -> None:
@@ -345,14 +346,12 @@ class Simulation:
         now = time.monotonic()
         while self._deadlines and self._deadlines[0][0] <= now:
             deadline, key = heapq.heappop(self._deadlines)
-            if self._stopping.get(key) != deadline:
+            running = self._stopping.get(key)
+            if running is None or running[0] != deadline:
                 continue  # superseded by a shorter grace period, or already gone
-            pod = self.store.get(PODS, *key)
-            if pod is not None:
-                # as the kubelet does: grace 0, and only the Pod it stopped
-                options = {"gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"].get("uid")}}
-                self._delete(PODS, key[0], key[1], options)
-            self._stopping.pop(key, None)
+            del self._stopping[key]
+            # as the kubelet does: grace 0, and only the Pod it stopped (a namesake may have replaced it)
+            self._delete(PODS, key[0], key[1], {"gracePeriodSeconds": 0, "preconditions": {"uid": running[1]}})
             await self._breathe()
 
     def _mark_stopping(self, pod: Obj) -> None:
@@ -592,7 +591,7 @@ class Simulation:
 
     def _status_replicaset(self, rs: Obj) -> None:
         current = self.store.get("apps/replicasets", rs["metadata"]["namespace"], rs["metadata"]["name"]) or rs
-        total, ready = self._counts(self._owned_pods(current))
+        total, ready = self._counts(self._active_pods(current))
         status = {
             "replicas": total,
             "fullyLabeledReplicas": total,
@@ -658,7 +657,7 @@ class Simulation:
         digest = template_hash(spec.get("template") or {})
         total = ready = updated = 0
         for rs in self._replicasets_of(current):
-            pods_total, pods_ready = self._counts(self._owned_pods(rs))
+            pods_total, pods_ready = self._counts(self._active_pods(rs))
             total += pods_total
             ready += pods_ready
             if rs["metadata"]["name"].endswith(f"-{digest}"):
@@ -761,7 +760,7 @@ class Simulation:
 
     def _status_statefulset(self, sts: Obj) -> None:
         current = self.store.get("apps/statefulsets", sts["metadata"]["namespace"], sts["metadata"]["name"]) or sts
-        total, ready = self._counts(self._owned_pods(current))
+        total, ready = self._counts(self._active_pods(current))
         revision = f"{current['metadata']['name']}-{template_hash((current.get('spec') or {}).get('template') or {})}"
         status = {
             "observedGeneration": current["metadata"].get("generation", 1),
@@ -793,7 +792,7 @@ class Simulation:
     def _status_daemonset(self, ds: Obj) -> None:
         current = self.store.get("apps/daemonsets", ds["metadata"]["namespace"], ds["metadata"]["name"]) or ds
         desired = sum(1 for n in self.nodes.values() if n.ready)
-        total, ready = self._counts(self._owned_pods(current))
+        total, ready = self._counts(self._active_pods(current))
         status = {
             "observedGeneration": current["metadata"].get("generation", 1),
             "desiredNumberScheduled": desired,
@@ -826,7 +825,7 @@ class Simulation:
         current = self.store.get("batch/jobs", job["metadata"]["namespace"], job["metadata"]["name"]) or job
         spec = current.get("spec") or {}
         completions = int(spec.get("completions") or 1)
-        pods = self._owned_pods(current)
+        pods = self._active_pods(current)
         succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
         active = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running")
         old = current.get("status") or {}
