@@ -43,6 +43,7 @@ import json
 import logging
 import secrets
 import time
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -338,10 +339,15 @@ class Simulation:
                 self._mark_stopping(pod)
             await self._breathe()
         # pods placed on a node by their creator (DaemonSets, by hand) start there
-        for key in list(self.pods.starting):
+        starting = list(self.pods.starting)
+        queued = Counter(self.pods.node_of(key) for key in starting)
+        for key in starting:
             pod = self.store.get(PODS, *key)
             if pod is not None and key in self.pods.starting:
-                self._run_on(pod, str(pod["spec"]["nodeName"]))
+                node = str(pod["spec"]["nodeName"])
+                if self._admitted(pod, node, queued[node]):
+                    self._run_on(pod, node)
+                queued[node] -= 1
             await self._breathe()
         now = time.monotonic()
         while self._deadlines and self._deadlines[0][0] <= now:
@@ -353,6 +359,21 @@ class Simulation:
             # as the kubelet does: grace 0, and only the Pod it stopped (a namesake may have replaced it)
             self._delete(PODS, key[0], key[1], {"gracePeriodSeconds": 0, "preconditions": {"uid": running[1]}})
             await self._breathe()
+
+    def _admitted(self, pod: Obj, name: str, queued: int) -> bool:
+        """The kubelet's admission: a Pod placed on a node whose admitted Pods already fill its
+        ``pods`` capacity fails with ``OutOfpods``. ``queued`` Pods of the node's tally (this one
+        among them) wait to be admitted, in order."""
+        node = self.nodes.get(name)
+        admitted = self.pods.used(name).pods - queued
+        if node is None or not node.pods or admitted < node.pods:
+            return True
+        message = (
+            f"Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: {admitted}, "
+            f"capacity: {node.pods}"
+        )
+        self._set_status(PODS, pod, {"phase": "Failed", "reason": "OutOfpods", "message": message})
+        return False
 
     def _mark_stopping(self, pod: Obj) -> None:
         status = copy.deepcopy(pod.get("status") or {})

@@ -212,5 +212,9 @@ class PodIndex(OwnerIndex):
         """How many of an owner's Pods wait for a node."""
         return self._unbound_by_owner.get(uid, 0)
 
+    def node_of(self, key: Key) -> str:
+        facts = self._facts.get(key)
+        return facts.node if facts is not None else ""
+
     def used(self, node: str) -> Usage:
         return self.usage.get(node) or Usage()

@@ -120,3 +120,35 @@ async def test_a_statefulset_of_int32_max_replicas_creates_its_lowest_ordinals(k
     )
     await _assert_ready_answers(sim_raw)
     kubectl("delete", "statefulset", "wide")
+
+
+def test_the_kubelet_refuses_pods_placed_beyond_a_nodes_capacity(kubectl: Kubectl) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "tiny", "labels": {"size": "tiny"}}}
+    kubectl("apply", "-f", "-", stdin=json.dumps(node))
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "2"}
+    status = {
+        "status": {"allocatable": capacity, "capacity": capacity, "conditions": [{"type": "Ready", "status": "True"}]}
+    }
+    kubectl("patch", "node", "tiny", "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"placed-{i}", "labels": {"app": "placed"}},
+            "spec": {"nodeName": "tiny", "containers": [{"name": "c", "image": "c"}]},
+        }
+        for i in range(3)
+    ]
+    kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+
+    def phases() -> list[tuple[str, str]] | None:
+        found = sorted(
+            (p["status"].get("phase", ""), p["status"].get("reason", "")) for p in _pods(kubectl, "app=placed")
+        )
+        return found if len(found) == 3 and all(phase != "Pending" for phase, _ in found) else None
+
+    assert wait_for(phases, what="the pods admitted or refused") == [
+        ("Failed", "OutOfpods"),
+        ("Running", ""),
+        ("Running", ""),
+    ]
