@@ -34,6 +34,7 @@ from localkube.errors import (
     resource_not_found,
     unsupported_media_type,
 )
+from localkube.graceful import Plan, grace_left, plan_pod_deletion
 from localkube.kinds import Context, strategy_for
 from localkube.managedfields import INTERNAL_MANAGER, Write, track_update
 from localkube.meta import generate_name, new_finalizers_forbidden, new_uid, now_time, validate_metadata
@@ -463,6 +464,8 @@ class ResourceAPI:
         return Result(self._view(rt, stored), 200, warnings)
 
     def _graceful_pending(self, rt: ResourceType, obj: Obj) -> bool:
+        if rt.kind == "Pod" and not rt.group:
+            return grace_left(obj)  # its kubelet has not finished yet
         return rt.kind == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
 
     def _status_update(self, rt: ResourceType, obj: Obj, old: Obj) -> Obj:
@@ -632,6 +635,12 @@ class ResourceAPI:
         obj["metadata"]["finalizers"] = finalizers
         if not finalizers:
             obj["metadata"].pop("finalizers", None)
+        if rt.kind == "Pod" and not rt.group:
+            plan = plan_pod_deletion(obj, options_body)
+            if plan is Plan.PENDING:
+                return Result(self._view(rt, old), 200)
+            if plan is Plan.GRACEFUL:
+                return self._delete_gracefully(rt, obj, dry_run)
         pending = bool(finalizers) or (rt.kind == "Namespace")
         if dry_run:
             return Result(self._view(rt, obj), 200)
@@ -660,6 +669,19 @@ class ResourceAPI:
             {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details},
             200,
         )
+
+    def _delete_gracefully(self, rt: ResourceType, obj: Obj, dry_run: bool) -> Result:
+        """Store the deletion timestamp and grace period (watchers see MODIFIED); remove the
+        object at once only when no grace and no finalizer is left, as kube-apiserver does."""
+        if dry_run:
+            return Result(self._view(rt, obj), 200)
+        meta = obj["metadata"]
+        stored = self.store.put(rt.storage_key, obj, "MODIFIED")
+        if grace_left(stored) or meta.get("finalizers"):
+            return Result(self._view(rt, stored), 200)
+        final = self.store.delete(rt.storage_key, meta.get("namespace", ""), meta["name"]) or stored
+        self._after_delete(rt, final)
+        return Result(self._view(rt, final), 200)
 
     def _after_delete(self, rt: ResourceType, obj: Obj) -> None:
         if rt.kind == "Service":

@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run Deployments, StatefulSets, ReplicaSets, DaemonSets and Jobs as simulated Pods bound to nodes",
     )
+    serve.add_argument(
+        "--pod-shutdown-seconds",
+        type=float,
+        metavar="S",
+        help="a deleted simulated Pod's containers exit after S seconds (default: its whole grace period)",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     return parser
 
@@ -65,6 +71,7 @@ async def _serve(args: argparse.Namespace) -> int:
         node_pods=args.node_pods,
         node_prefix=args.node_name_prefix,
         workloads=args.simulate_workloads,
+        shutdown_seconds=args.pod_shutdown_seconds,
     )
     config = ServerConfig(
         host=args.host,

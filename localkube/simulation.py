@@ -1,7 +1,8 @@
 """A cluster's moving parts, simulated: Nodes with capacity, a scheduler that
-binds Pods to them, and the workload controllers that turn Deployments,
-ReplicaSets, StatefulSets, DaemonSets and Jobs into Pods and report their
-status, so a localkube looks like a member cluster with running workloads.
+binds Pods to them, the kubelet that starts and stops them, and the workload
+controllers that turn Deployments, ReplicaSets, StatefulSets, DaemonSets and
+Jobs into Pods and report their status, so a localkube looks like a member
+cluster with running workloads.
 
 Off by default (``localkube serve --simulate-nodes N --simulate-workloads``).
 Nothing runs: a Pod is "Running and Ready" as soon as it is bound to a Node
@@ -9,11 +10,26 @@ whose allocatable cpu, memory and pod count still fit its requests; a Pod
 that fits nowhere stays Pending with ``PodScheduled=False`` (Unschedulable),
 exactly what resource summaries count as allocating. Jobs' Pods succeed at
 once. Nodes created by hand (with ``status.allocatable`` set) are scheduled
-onto like simulated ones.
+onto like simulated ones. While it runs, the simulation is the kubelet of
+every node: a Pod deleted with a grace period (see ``localkube.graceful``)
+turns ``Ready=False`` and is deleted with grace 0 once the period is over (or
+after ``shutdown_seconds``, if shorter: the time its containers take to exit).
 
-One task consumes every storage change, marks the workloads concerned dirty
-and reconciles them in small batches; all writes go through the API layer
-(defaulting, validation, resourceVersions, watch events) as the system user.
+Bounded work: a workload keeps at most ``PENDING_PER_WORKLOAD`` Pods waiting
+for a node and creates more only as those are bound, as a real cluster's
+quota and scheduler would hold them back, so ``--replicas=2147483647`` costs
+what the nodes can hold; its status still tells the truth (the replicas it
+wants, has and lacks). A sync writes at most ``BURST`` Pods and is picked up
+again for the rest.
+
+Concurrency: one task on the server's event loop consumes every storage
+change, keeps indexes of Pods and ReplicaSets by owner, of Pods by node and of
+each node's usage (``localkube.simulation_index``), marks the workloads
+concerned dirty and reconciles them; it yields to the event loop every few
+milliseconds, between two writes, so API requests and ``/readyz`` are served
+while it works. Each write goes through the API layer (defaulting,
+validation, resourceVersions, watch events) as the system user and is
+atomic; a reconcile reads the store again after yielding.
 """
 
 from __future__ import annotations
@@ -22,26 +38,32 @@ import asyncio
 import contextlib
 import copy
 import hashlib
+import heapq
 import json
 import logging
 import secrets
+import time
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from localkube.api import WriteOptions
 from localkube.errors import APIError
+from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
+from localkube.simulation_index import OwnerIndex, PodIndex, quantity, requests_of
 
 if TYPE_CHECKING:
     from localkube.server import LocalKube
 
 log = logging.getLogger("localkube.simulation")
 Obj = dict[str, Any]
+Key = tuple[str, str]  # (namespace, name)
 
 SYSTEM = Context(user="system:kube-controller-manager", groups=["system:masters"])
-PODS, NODES = "/pods", "/nodes"
+PODS, NODES, REPLICASETS = "/pods", "/nodes", "apps/replicasets"
 WORKLOADS = {
     "apps/deployments": "Deployment",
     "apps/replicasets": "ReplicaSet",
@@ -49,28 +71,11 @@ WORKLOADS = {
     "apps/daemonsets": "DaemonSet",
     "batch/jobs": "Job",
 }
+PENDING_PER_WORKLOAD = 100  # Pods of one workload waiting for a node at a time
+BURST = 100  # Pods one sync of a workload creates or deletes (kube's ReplicaSet controller: 500)
+SLICE_SECONDS = 0.005  # work between two yields to the event loop
+GATHER_SECONDS = 0.02  # a burst of changes is gathered into one round
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL: dict[str, Fraction] = {
-    "m": Fraction(1, 1000),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-
-
-def quantity(value: Any) -> Fraction:
-    """A Kubernetes quantity as an exact number (enough of the grammar for capacities)."""
-    text = str(value).strip()
-    for suffix, factor in _UNITS.items():
-        if text.endswith(suffix):
-            return Fraction(text[: -len(suffix)]) * factor
-    if text and text[-1] in _DECIMAL:
-        return Fraction(text[:-1]) * _DECIMAL[text[-1]]
-    return Fraction(text) if text else Fraction(0)
 
 
 @dataclass
@@ -83,27 +88,12 @@ class SimulationConfig:
     node_pods: int = 110
     node_prefix: str = "node"
     workloads: bool = False
+    # seconds a deleted Pod's containers take to exit; None: all of its grace period
+    shutdown_seconds: float | None = None
 
     @property
     def enabled(self) -> bool:
         return self.nodes > 0 or self.workloads
-
-
-def requests_of(pod: Obj) -> dict[str, Fraction]:
-    """cpu/memory a Pod asks for (containers summed, init containers as a maximum)."""
-    spec = pod.get("spec") or {}
-    total: dict[str, Fraction] = {"cpu": Fraction(0), "memory": Fraction(0)}
-    for container in spec.get("containers") or []:
-        for name in total:
-            amount = ((container.get("resources") or {}).get("requests") or {}).get(name)
-            if amount is not None:
-                total[name] += quantity(amount)
-    for container in spec.get("initContainers") or []:
-        requested = (container.get("resources") or {}).get("requests") or {}
-        for name, current in list(total.items()):
-            if requested.get(name) is not None:
-                total[name] = max(current, quantity(requested[name]))
-    return total
 
 
 def node_ready(node: Obj) -> bool:
@@ -119,17 +109,48 @@ def template_hash(template: Obj) -> str:
     return "".join(_SUFFIX[b % len(_SUFFIX)] for b in digest[:10])
 
 
+def _key(obj: Obj) -> Key:
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+
+
+def _replicas(obj: Obj, default: int = 1) -> int:
+    value = (obj.get("spec") or {}).get("replicas", default)
+    return max(0, int(value)) if value is not None else default
+
+
+@dataclass(frozen=True)
+class _Node:
+    """What the scheduler needs of a Node."""
+
+    name: str
+    labels: dict[str, str]
+    cpu: Fraction
+    memory: Fraction
+    pods: int
+    ready: bool
+    schedulable: bool
+
+
 class Simulation:
-    """Nodes, scheduler and workload controllers of one localkube."""
+    """Nodes, scheduler, kubelet and workload controllers of one localkube."""
 
     def __init__(self, server: LocalKube, config: SimulationConfig) -> None:
         self.server = server
         self.config = config
         self.store = server.store
         self.queue = self.store.subscribe_all()
+        self.pods = PodIndex(self.store)
+        self.replicasets = OwnerIndex(self.store, REPLICASETS)
+        self.nodes: dict[str, _Node] = {}
         self._dirty: set[tuple[str, str, str]] = set()
-        self._schedule = True
-        self._unplaced: set[tuple[str, str]] = set()  # pods that fit nowhere when last tried
+        self._fresh: dict[Key, None] = {}  # pods waiting for a node, not tried yet
+        self._retry = False  # room was freed or nodes changed: try every waiting pod again
+        self._unplaced: set[Key] = set()  # pods that fit nowhere when last tried
+        # terminating pods: when their containers have exited, and the uid of the Pod stopped
+        self._stopping: dict[Key, tuple[float, str]] = {}
+        self._deadlines: list[tuple[float, Key]] = []  # heap of the same deadlines
+        self._not_ready: dict[Key, None] = {}  # terminating pods whose Ready condition is still True
+        self._slice = time.perf_counter()
 
     # -- plumbing -----------------------------------------------------------------------------
     def _rt(self, storage: str) -> Any:
@@ -137,10 +158,12 @@ class Simulation:
 
     def _create(self, storage: str, namespace: str, obj: Obj) -> Obj | None:
         try:
-            return self.server.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
+            created = self.server.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
         except APIError as exc:
             log.debug("simulation: create %s failed: %s", storage, exc)
             return None
+        self._observe(storage, _key(created))
+        return created
 
     def _update(self, storage: str, obj: Obj, subresource: str = "") -> None:
         meta = obj["metadata"]
@@ -148,67 +171,142 @@ class Simulation:
             self.server.api.update(
                 self._rt(storage), meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions()
             )
+        self._observe(storage, _key(obj))
 
-    def _delete(self, storage: str, namespace: str, name: str) -> None:
+    def _delete(self, storage: str, namespace: str, name: str, options: Obj | None = None) -> None:
         with contextlib.suppress(APIError):
-            self.server.api.delete(self._rt(storage), namespace, name, {"propagationPolicy": "Background"}, False)
+            self.server.api.delete(
+                self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False
+            )
+        self._observe(storage, (namespace, name))
 
     def _set_status(self, storage: str, obj: Obj, status: Obj) -> None:
         merged = {**(obj.get("status") or {}), **status}
         if merged != (obj.get("status") or {}):
             self._update(storage, {**obj, "status": merged}, "status")
 
+    async def _breathe(self) -> None:
+        """Let the event loop serve requests once this slice of work is used up."""
+        if time.perf_counter() - self._slice >= SLICE_SECONDS:
+            await asyncio.sleep(0)
+            self._slice = time.perf_counter()
+
+    # -- what is stored -------------------------------------------------------------------------
+    def _observe(self, storage: str, key: Key) -> None:
+        """Bring the indexes up to date with the stored state of one object."""
+        if storage == PODS:
+            self._pod_changed(key, self.pods.observe(key))
+        elif storage == REPLICASETS:
+            self.replicasets.observe(key)
+        elif storage == NODES:
+            self._node_changed(key[1])
+
+    def _pod_changed(self, key: Key, pod: Obj | None) -> None:
+        if self.pods.released:
+            self.pods.released = False
+            self._retry = True
+        if pod is None:
+            self._stopping.pop(key, None)
+            self._not_ready.pop(key, None)
+            self._unplaced.discard(key)
+            return
+        if key in self.pods.unbound and key not in self._unplaced:
+            self._fresh[key] = None
+        if key in self.pods.terminating and (pod.get("spec") or {}).get("nodeName") and grace_left(pod):
+            self._kubelet_stop(key, pod)
+
+    def _node_changed(self, name: str) -> None:
+        node = self.store.get(NODES, "", name)
+        self._retry = True
+        if node is None:
+            self.nodes.pop(name, None)
+            return
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        self.nodes[name] = _Node(
+            name=name,
+            labels=dict(node["metadata"].get("labels") or {}),
+            cpu=quantity(allocatable.get("cpu", 0)),
+            memory=quantity(allocatable.get("memory", 0)),
+            pods=int(quantity(allocatable.get("pods", 0))),
+            ready=node_ready(node),
+            schedulable=not (node.get("spec") or {}).get("unschedulable"),
+        )
+
+    def _active_pods(self, owner: Obj) -> list[Obj]:
+        """An owner's Pods that are not being deleted."""
+        return [p for p in self.pods.owned(owner["metadata"]["uid"]) if not p["metadata"].get("deletionTimestamp")]
+
+    def _replicasets_of(self, deployment: Obj) -> list[Obj]:
+        return list(self.replicasets.owned(deployment["metadata"]["uid"]))
+
+    def _budget(self, owner: Obj, missing: int) -> int:
+        """How many of ``missing`` Pods an owner may create now."""
+        waiting = self.pods.waiting_of(owner["metadata"]["uid"])
+        return max(0, min(missing, BURST, PENDING_PER_WORKLOAD - waiting))
+
     # -- main loop ----------------------------------------------------------------------------
     async def run(self) -> None:
         self._create_nodes()
+        for node in self.store.items(NODES):
+            self._node_changed(node["metadata"]["name"])
+        for pod in self.store.items(PODS):
+            self._observe(PODS, _key(pod))
+        for rs in self.store.items(REPLICASETS):
+            self._observe(REPLICASETS, _key(rs))
         for storage in WORKLOADS:
             for obj in self.store.items(storage):
-                self._dirty.add((storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+                self._dirty.add((storage, *_key(obj)))
         while True:
-            if self._dirty or self._schedule:
-                self._reconcile()
-            storage, event = await self.queue.get()
+            await self._reconcile()
+            await self._gather()
+
+    def _busy(self) -> bool:
+        return bool(self._dirty or self._fresh or self._retry or self._not_ready or self._due())
+
+    def _due(self) -> bool:
+        return bool(self._deadlines) and self._deadlines[0][0] <= time.monotonic()
+
+    async def _gather(self) -> None:
+        """Wait for a change (or the next Pod whose grace period ends), then take the burst."""
+        if not self._busy() and self.queue.empty():
+            timeout = max(0.0, self._deadlines[0][0] - time.monotonic()) if self._deadlines else None
+            try:
+                storage, event = await asyncio.wait_for(self.queue.get(), timeout)
+            except TimeoutError:
+                return
             self._note(storage, event.type, event.obj)
-            await asyncio.sleep(0.02)  # gather a burst of changes into one round
-            while not self.queue.empty():
-                storage, event = self.queue.get_nowait()
-                self._note(storage, event.type, event.obj)
+        await asyncio.sleep(GATHER_SECONDS)
+        while not self.queue.empty():
+            storage, event = self.queue.get_nowait()
+            self._note(storage, event.type, event.obj)
+            await self._breathe()
 
     def _note(self, storage: str, kind: str, obj: Obj) -> None:
-        """Mark what a change concerns: the object if it is a workload, the workloads
-        owning it (a Pod's ReplicaSet, a ReplicaSet's Deployment), and the scheduler
-        when a Pod waits for a node or capacity was freed."""
+        """Index a change and mark what it concerns: the object if it is a workload, the
+        workloads owning it (a Pod's ReplicaSet, a ReplicaSet's Deployment)."""
         meta = obj["metadata"]
         namespace = meta.get("namespace", "")
-        if self.config.workloads:
-            if storage in WORKLOADS:
-                self._dirty.add((storage, namespace, meta["name"]))
-            for owner in meta.get("ownerReferences") or []:
-                for key, workload in WORKLOADS.items():
-                    if owner.get("kind") == workload:
-                        self._dirty.add((key, namespace, owner.get("name", "")))
-        if storage == PODS:
-            waiting = (obj.get("status") or {}).get("phase", "Pending") == "Pending"
-            if kind != "DELETED" and waiting:
-                self._schedule = True
-            elif kind == "DELETED" and self._unplaced:
-                self._schedule = True  # room was freed for pods that did not fit
-        elif storage == NODES:
-            self._schedule = True
-            if self.config.workloads:
-                for daemonset in self.store.items("apps/daemonsets"):
-                    self._dirty.add(
-                        ("apps/daemonsets", daemonset["metadata"]["namespace"], daemonset["metadata"]["name"])
-                    )
+        self._observe(storage, (namespace, meta["name"]))
+        if not self.config.workloads:
+            return
+        if storage in WORKLOADS:
+            self._dirty.add((storage, namespace, meta["name"]))
+        for owner in meta.get("ownerReferences") or []:
+            for key, workload in WORKLOADS.items():
+                if owner.get("kind") == workload:
+                    self._dirty.add((key, namespace, owner.get("name", "")))
+        if storage == NODES:
+            for daemonset in self.store.items("apps/daemonsets"):
+                self._dirty.add(("apps/daemonsets", *_key(daemonset)))
 
-    def _reconcile(self) -> None:
-        if self._schedule:
-            self._schedule = False
-            self._bind_pending()
+    async def _reconcile(self) -> None:
+        self._slice = time.perf_counter()
+        await self._kubelet()
+        await self._schedule()
         dirty, self._dirty = self._dirty, set()
         # parents first: a Deployment's new ReplicaSet is handled in the same round
         order = list(WORKLOADS)
-        for storage, namespace, name in sorted(dirty, key=lambda k: order.index(k[0])):
+        for storage, namespace, name in sorted(dirty, key=lambda k: (order.index(k[0]), k[1], k[2])):
             obj = self.store.get(storage, namespace, name)
             if obj is None or obj["metadata"].get("deletionTimestamp"):
                 continue
@@ -216,6 +314,81 @@ class Simulation:
                 getattr(self, f"_sync_{WORKLOADS[storage].lower()}")(obj)
             except Exception:  # one odd object must not stop the simulation
                 log.exception("simulating %s %s/%s failed", storage, namespace, name)
+            await self._breathe()
+
+    # -- kubelet --------------------------------------------------------------------------------
+    def _kubelet_stop(self, key: Key, pod: Obj) -> None:
+        """A bound Pod is being deleted: its containers get until the grace period ends."""
+        grace = pod["metadata"].get("deletionGracePeriodSeconds") or 0
+        seconds = float(grace) if self.config.shutdown_seconds is None else min(grace, self.config.shutdown_seconds)
+        deadline = time.monotonic() + seconds
+        uid = str(pod["metadata"].get("uid", ""))
+        running = self._stopping.get(key)
+        if running is not None and running[1] == uid and running[0] <= deadline:
+            return  # a longer grace period never extends a running shutdown
+        if running is None or running[1] != uid:
+            self._not_ready[key] = None
+        self._stopping[key] = (deadline, uid)
+        heapq.heappush(self._deadlines, (deadline, key))
+
+    async def _kubelet(self) -> None:
+        for key in list(self._not_ready):
+            self._not_ready.pop(key, None)
+            pod = self.store.get(PODS, *key)
+            if pod is not None and key in self._stopping:
+                self._mark_stopping(pod)
+            await self._breathe()
+        # pods placed on a node by their creator (DaemonSets, by hand) start there
+        starting = list(self.pods.starting)
+        queued = Counter(self.pods.node_of(key) for key in starting)
+        for key in starting:
+            pod = self.store.get(PODS, *key)
+            if pod is not None and key in self.pods.starting:
+                node = str(pod["spec"]["nodeName"])
+                if self._admitted(pod, node, queued[node]):
+                    self._run_on(pod, node)
+                queued[node] -= 1
+            await self._breathe()
+        now = time.monotonic()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            deadline, key = heapq.heappop(self._deadlines)
+            running = self._stopping.get(key)
+            if running is None or running[0] != deadline:
+                continue  # superseded by a shorter grace period, or already gone
+            del self._stopping[key]
+            # as the kubelet does: grace 0, and only the Pod it stopped (a namesake may have replaced it)
+            self._delete(PODS, key[0], key[1], {"gracePeriodSeconds": 0, "preconditions": {"uid": running[1]}})
+            await self._breathe()
+
+    def _admitted(self, pod: Obj, name: str, queued: int) -> bool:
+        """The kubelet's admission: a Pod placed on a node whose admitted Pods already fill its
+        ``pods`` capacity fails with ``OutOfpods``. ``queued`` Pods of the node's tally (this one
+        among them) wait to be admitted, in order."""
+        node = self.nodes.get(name)
+        admitted = self.pods.used(name).pods - queued
+        if node is None or not node.pods or admitted < node.pods:
+            return True
+        message = (
+            f"Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: {admitted}, "
+            f"capacity: {node.pods}"
+        )
+        self._set_status(PODS, pod, {"phase": "Failed", "reason": "OutOfpods", "message": message})
+        return False
+
+    def _mark_stopping(self, pod: Obj) -> None:
+        status = copy.deepcopy(pod.get("status") or {})
+        now = now_time()
+        changed = False
+        for condition in status.get("conditions") or []:
+            if condition.get("type") in ("Ready", "ContainersReady") and condition.get("status") != "False":
+                condition.update({"status": "False", "lastTransitionTime": now})
+                changed = True
+        for container in status.get("containerStatuses") or []:
+            if container.get("ready"):
+                container["ready"] = False
+                changed = True
+        if changed:
+            self._set_status(PODS, pod, status)
 
     # -- nodes and scheduling -----------------------------------------------------------------
     def _create_nodes(self) -> None:
@@ -271,67 +444,42 @@ class Simulation:
             }
             self._update(NODES, {**created, "status": status}, "status")
 
-    def _free(self) -> dict[str, dict[str, Fraction]]:
-        """What each schedulable, ready node still has room for."""
-        free: dict[str, dict[str, Fraction]] = {}
-        for node in self.store.items(NODES):
-            if not node_ready(node) or (node.get("spec") or {}).get("unschedulable"):
+    async def _schedule(self) -> None:
+        if self._retry:
+            self._retry = False
+            self._unplaced.clear()
+            candidates = list(self.pods.unbound)
+        else:
+            candidates = list(self._fresh)
+        self._fresh.clear()
+        nodes = sorted((n for n in self.nodes.values() if n.ready and n.schedulable), key=lambda n: n.name)
+        for key in candidates:
+            pod = self.store.get(PODS, *key)
+            if pod is None or key not in self.pods.unbound:
                 continue
-            allocatable = (node.get("status") or {}).get("allocatable") or {}
-            free[node["metadata"]["name"]] = {
-                "cpu": quantity(allocatable.get("cpu", 0)),
-                "memory": quantity(allocatable.get("memory", 0)),
-                "pods": quantity(allocatable.get("pods", 0)),
-            }
-        for pod in self.store.items(PODS):
-            host = str((pod.get("spec") or {}).get("nodeName") or "")
-            phase = (pod.get("status") or {}).get("phase")
-            if host in free and phase not in ("Succeeded", "Failed"):
-                asked = requests_of(pod)
-                free[host]["cpu"] -= asked["cpu"]
-                free[host]["memory"] -= asked["memory"]
-                free[host]["pods"] -= 1
-        return free
-
-    def _bind_pending(self) -> None:
-        # pods placed on a node by their creator (DaemonSets, by hand) start there
-        for pod in self.store.items(PODS):
-            node = (pod.get("spec") or {}).get("nodeName")
-            if (
-                node
-                and (pod.get("status") or {}).get("phase", "Pending") == "Pending"
-                and not pod["metadata"].get("deletionTimestamp")
-            ):
-                self._run_on(pod, node)
-        free = self._free()
-        pending = [
-            p
-            for p in self.store.items(PODS)
-            if not (p.get("spec") or {}).get("nodeName") and not p["metadata"].get("deletionTimestamp")
-        ]
-        pending.sort(key=lambda p: p["metadata"].get("creationTimestamp", ""))
-        self._unplaced = set()
-        for pod in pending:
-            asked = requests_of(pod)
-            wanted = (pod.get("spec") or {}).get("nodeSelector") or {}
-            target = None
-            for name in sorted(free, key=lambda n: (-free[n]["cpu"], n)):
-                room = free[name]
-                node = self.store.get(NODES, "", name) or {}
-                labels = node["metadata"].get("labels") or {} if node else {}
-                if any(labels.get(k) != v for k, v in wanted.items()):
-                    continue
-                if room["pods"] >= 1 and room["cpu"] >= asked["cpu"] and room["memory"] >= asked["memory"]:
-                    target = name
-                    break
+            target = self._fit(pod, nodes)
             if target is None:
-                self._unplaced.add((pod["metadata"]["namespace"], pod["metadata"]["name"]))
-                self._unschedulable(pod, len(free))
+                self._unplaced.add(key)
+                self._unschedulable(pod, len(nodes))
+            else:
+                self._unplaced.discard(key)
+                self._run_on(pod, target)
+            await self._breathe()
+
+    def _fit(self, pod: Obj, nodes: list[_Node]) -> str | None:
+        """The node with the most free cpu that the Pod fits on (its selector, pods, cpu, memory)."""
+        cpu, memory = requests_of(pod)
+        wanted = (pod.get("spec") or {}).get("nodeSelector") or {}
+        best: tuple[Fraction, str] | None = None
+        for node in nodes:
+            if any(node.labels.get(k) != v for k, v in wanted.items()):
                 continue
-            free[target]["cpu"] -= asked["cpu"]
-            free[target]["memory"] -= asked["memory"]
-            free[target]["pods"] -= 1
-            self._run_on(pod, target)
+            used = self.pods.used(node.name)
+            free_cpu = node.cpu - used.cpu
+            fits = node.pods - used.pods >= 1 and free_cpu >= cpu and node.memory - used.memory >= memory
+            if fits and (best is None or (-free_cpu, node.name) < best):
+                best = (-free_cpu, node.name)
+        return best[1] if best is not None else None
 
     def _unschedulable(self, pod: Obj, nodes: int) -> None:
         message = (
@@ -398,15 +546,6 @@ class Simulation:
         self._set_status(PODS, stored, status)
 
     # -- pods of a workload ---------------------------------------------------------------------
-    def _owned_pods(self, owner: Obj) -> list[Obj]:
-        uid = owner["metadata"]["uid"]
-        return [
-            p
-            for p in self.store.items(PODS, owner["metadata"]["namespace"])
-            if any(o.get("uid") == uid for o in p["metadata"].get("ownerReferences") or [])
-            and not p["metadata"].get("deletionTimestamp")
-        ]
-
     def _new_pod(self, owner: Obj, name: str, extra_labels: dict[str, str] | None = None, node: str = "") -> None:
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
         meta = template.get("metadata") or {}
@@ -435,23 +574,20 @@ class Simulation:
             },
             "spec": spec,
         }
-        created = self._create(PODS, owner["metadata"]["namespace"], pod)
-        if created is not None:
-            self._schedule = True
+        self._create(PODS, owner["metadata"]["namespace"], pod)
 
     def _scale_pods(self, owner: Obj, wanted: int, prefix: str, labels: dict[str, str] | None = None) -> None:
-        pods = self._owned_pods(owner)
-        for _ in range(wanted - len(pods)):
+        pods = self._active_pods(owner)
+        for _ in range(self._budget(owner, wanted - len(pods))):
             suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
             self._new_pod(owner, f"{prefix}-{suffix}", labels)
         if len(pods) > wanted:
-            # remove unscheduled pods first, then the newest
+            # remove unscheduled pods first, then the oldest
             doomed = sorted(
                 pods,
                 key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"].get("creationTimestamp", "")),
-                reverse=False,
             )
-            for pod in doomed[: len(pods) - wanted]:
+            for pod in doomed[: min(BURST, len(pods) - wanted)]:
                 self._delete(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
 
     @staticmethod
@@ -469,14 +605,14 @@ class Simulation:
 
     # -- ReplicaSet -----------------------------------------------------------------------------------
     def _sync_replicaset(self, rs: Obj) -> None:
-        wanted = int((rs.get("spec") or {}).get("replicas", 1))
+        wanted = _replicas(rs)
         labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
         self._scale_pods(rs, wanted, rs["metadata"]["name"], labels)
         self._status_replicaset(rs)
 
     def _status_replicaset(self, rs: Obj) -> None:
         current = self.store.get("apps/replicasets", rs["metadata"]["namespace"], rs["metadata"]["name"]) or rs
-        total, ready = self._counts(self._owned_pods(current))
+        total, ready = self._counts(self._active_pods(current))
         status = {
             "replicas": total,
             "fullyLabeledReplicas": total,
@@ -487,17 +623,9 @@ class Simulation:
         self._set_status("apps/replicasets", current, status)
 
     # -- Deployment -----------------------------------------------------------------------------------
-    def _replicasets_of(self, deployment: Obj) -> list[Obj]:
-        uid = deployment["metadata"]["uid"]
-        return [
-            rs
-            for rs in self.store.items("apps/replicasets", deployment["metadata"]["namespace"])
-            if any(o.get("uid") == uid for o in rs["metadata"].get("ownerReferences") or [])
-        ]
-
     def _sync_deployment(self, deployment: Obj) -> None:
         spec = deployment.get("spec") or {}
-        wanted = int(spec.get("replicas", 1))
+        wanted = _replicas(deployment)
         template = copy.deepcopy(spec.get("template") or {})
         digest = template_hash(template)
         name = f"{deployment['metadata']['name']}-{digest}"
@@ -528,16 +656,16 @@ class Simulation:
                 },
                 "spec": {"replicas": wanted, "selector": selector, "template": template},
             }
-            created = self._create("apps/replicasets", deployment["metadata"]["namespace"], rs)
+            created = self._create(REPLICASETS, deployment["metadata"]["namespace"], rs)
             if created is not None:
                 self._sync_replicaset(created)
-        elif int((current.get("spec") or {}).get("replicas", 0)) != wanted:
-            self._update("apps/replicasets", {**current, "spec": {**current["spec"], "replicas": wanted}})
-            self._dirty.add(("apps/replicasets", current["metadata"]["namespace"], name))
+        elif _replicas(current, 0) != wanted:
+            self._update(REPLICASETS, {**current, "spec": {**current["spec"], "replicas": wanted}})
+            self._dirty.add((REPLICASETS, current["metadata"]["namespace"], name))
         for old in owned:
-            if old["metadata"]["name"] != name and int((old.get("spec") or {}).get("replicas", 0)) != 0:
-                self._update("apps/replicasets", {**old, "spec": {**old["spec"], "replicas": 0}})
-                self._dirty.add(("apps/replicasets", old["metadata"]["namespace"], old["metadata"]["name"]))
+            if old["metadata"]["name"] != name and _replicas(old, 0) != 0:
+                self._update(REPLICASETS, {**old, "spec": {**old["spec"], "replicas": 0}})
+                self._dirty.add((REPLICASETS, old["metadata"]["namespace"], old["metadata"]["name"]))
         self._status_deployment(deployment)
 
     def _status_deployment(self, deployment: Obj) -> None:
@@ -550,7 +678,7 @@ class Simulation:
         digest = template_hash(spec.get("template") or {})
         total = ready = updated = 0
         for rs in self._replicasets_of(current):
-            pods_total, pods_ready = self._counts(self._owned_pods(rs))
+            pods_total, pods_ready = self._counts(self._active_pods(rs))
             total += pods_total
             ready += pods_ready
             if rs["metadata"]["name"].endswith(f"-{digest}"):
@@ -625,28 +753,35 @@ class Simulation:
 
     # -- StatefulSet ----------------------------------------------------------------------------------------
     def _sync_statefulset(self, sts: Obj) -> None:
-        wanted = int((sts.get("spec") or {}).get("replicas", 1))
+        wanted = _replicas(sts)
         name = sts["metadata"]["name"]
-        existing = {p["metadata"]["name"] for p in self._owned_pods(sts)}
+        pods = self._active_pods(sts)
+        existing = {p["metadata"]["name"] for p in pods}
         revision = f"{name}-{template_hash((sts.get('spec') or {}).get('template') or {})}"
-        for index in range(wanted):
+        budget = self._budget(sts, wanted - len(pods))
+        index = 0
+        # the lowest missing ordinals first; the loop ends after the existing pods plus the budget
+        while budget > 0 and index < wanted:
             pod_name = f"{name}-{index}"
-            if pod_name not in existing:
+            if pod_name not in existing and self.store.get(PODS, sts["metadata"]["namespace"], pod_name) is None:
                 labels = {
                     "statefulset.kubernetes.io/pod-name": pod_name,
                     "controller-revision-hash": revision,
                     "apps.kubernetes.io/pod-index": str(index),
                 }
                 self._new_pod(sts, pod_name, labels)
-        for pod_name in existing:
-            index = pod_name.rsplit("-", 1)[-1]
-            if not index.isdigit() or int(index) >= wanted:
-                self._delete(PODS, sts["metadata"]["namespace"], pod_name)
+                budget -= 1
+            index += 1
+        doomed = [
+            p for p in sorted(existing) if not p.rsplit("-", 1)[-1].isdigit() or int(p.rsplit("-", 1)[-1]) >= wanted
+        ]
+        for pod_name in doomed[:BURST]:
+            self._delete(PODS, sts["metadata"]["namespace"], pod_name)
         self._status_statefulset(sts)
 
     def _status_statefulset(self, sts: Obj) -> None:
         current = self.store.get("apps/statefulsets", sts["metadata"]["namespace"], sts["metadata"]["name"]) or sts
-        total, ready = self._counts(self._owned_pods(current))
+        total, ready = self._counts(self._active_pods(current))
         revision = f"{current['metadata']['name']}-{template_hash((current.get('spec') or {}).get('template') or {})}"
         status = {
             "observedGeneration": current["metadata"].get("generation", 1),
@@ -663,8 +798,8 @@ class Simulation:
 
     # -- DaemonSet -----------------------------------------------------------------------------------------------
     def _sync_daemonset(self, ds: Obj) -> None:
-        nodes = [n["metadata"]["name"] for n in self.store.items(NODES) if node_ready(n)]
-        pods = self._owned_pods(ds)
+        nodes = sorted(n.name for n in self.nodes.values() if n.ready)
+        pods = self._active_pods(ds)
         placed = {(p.get("spec") or {}).get("nodeName") for p in pods}
         for node in nodes:
             if node not in placed:
@@ -677,8 +812,8 @@ class Simulation:
 
     def _status_daemonset(self, ds: Obj) -> None:
         current = self.store.get("apps/daemonsets", ds["metadata"]["namespace"], ds["metadata"]["name"]) or ds
-        desired = sum(1 for n in self.store.items(NODES) if node_ready(n))
-        total, ready = self._counts(self._owned_pods(current))
+        desired = sum(1 for n in self.nodes.values() if n.ready)
+        total, ready = self._counts(self._active_pods(current))
         status = {
             "observedGeneration": current["metadata"].get("generation", 1),
             "desiredNumberScheduled": desired,
@@ -698,11 +833,11 @@ class Simulation:
             return
         completions = int(spec.get("completions") or 1)
         parallelism = int(spec.get("parallelism") or 1)
-        pods = self._owned_pods(job)
+        pods = self._active_pods(job)
         succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
         active = [p for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         missing = min(parallelism, completions - succeeded) - len(active)
-        for _ in range(max(0, missing)):
+        for _ in range(self._budget(job, missing)):
             suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
             self._new_pod(job, f"{job['metadata']['name']}-{suffix}", {"job-name": job["metadata"]["name"]})
         self._status_job(job)
@@ -711,7 +846,7 @@ class Simulation:
         current = self.store.get("batch/jobs", job["metadata"]["namespace"], job["metadata"]["name"]) or job
         spec = current.get("spec") or {}
         completions = int(spec.get("completions") or 1)
-        pods = self._owned_pods(current)
+        pods = self._active_pods(current)
         succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
         active = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running")
         old = current.get("status") or {}

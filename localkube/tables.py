@@ -182,6 +182,18 @@ def _job_status(obj: Obj) -> str:
     return "Running"
 
 
+def _pod_status(pod: Obj) -> str:
+    """The STATUS column: the reason or phase, "Terminating" once deleted and not finished (as kubectl prints it)."""
+    status = pod.get("status") or {}
+    phase = str(status.get("phase", ""))
+    if pod["metadata"].get("deletionTimestamp"):
+        if status.get("reason") == "NodeLost":
+            return "Unknown"
+        if phase not in ("Succeeded", "Failed"):
+            return "Terminating"
+    return str(status.get("reason") or phase)
+
+
 _BUILTIN: dict[str, tuple[list[Column], Callable[[Obj], list[Any]]]] = {
     "Namespace": (
         [_NAME, _column("Status"), _AGE],
@@ -242,7 +254,7 @@ _BUILTIN: dict[str, tuple[list[Column], Callable[[Obj], list[Any]]]] = {
         lambda o: [
             o["metadata"]["name"],
             _ready(o),
-            (o.get("status") or {}).get("phase", ""),
+            _pod_status(o),
             sum(int(c.get("restartCount", 0)) for c in (o.get("status") or {}).get("containerStatuses") or []),
             age(_created(o), time.time()),
             _status(o, "podIP", "<none>"),

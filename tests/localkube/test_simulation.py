@@ -18,7 +18,10 @@ from tests.servers import Kubectl, ServerThread, start_server
 
 @pytest.fixture(scope="module")
 def simulated() -> Iterator[ServerThread]:
-    config = SimulationConfig(nodes=2, node_cpu="2", node_memory="4Gi", node_pods=10, node_prefix="m1", workloads=True)
+    # containers that exit a moment after SIGTERM, as nginx does, so scaled-down Pods leave quickly
+    config = SimulationConfig(
+        nodes=2, node_cpu="2", node_memory="4Gi", node_pods=10, node_prefix="m1", workloads=True, shutdown_seconds=0.5
+    )
     yield from start_server(port=0, simulation=config)
 
 
