@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
 from karmada.kube.client import KubeError
+from karmada.kube.ratelimit import BASE_DELAY, MAX_DELAY
 from karmada.kube.workqueue import ShutDown, WorkQueue
 
 K = TypeVar("K", bound=Hashable)
@@ -32,8 +33,8 @@ class Controller(Generic[K]):
         reconcile: Callable[[K], Awaitable[float | None]],
         *,
         workers: int = 1,
-        base_delay: float = 0.005,
-        max_delay: float = 60.0,
+        base_delay: float = BASE_DELAY,
+        max_delay: float = MAX_DELAY,
     ) -> None:
         self.name = name
         self.reconcile = reconcile
@@ -48,8 +49,11 @@ class Controller(Generic[K]):
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._worker(), name=f"{self.name}-{i}") for i in range(self.workers)]
 
-    async def stop(self) -> None:
-        await self.queue.shutdown()
+    async def stop(self, grace: float = 5.0) -> None:
+        """Finish the keys already queued or in flight (for ``grace`` seconds at most), then stop."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await self.queue.shutdown(drain=True)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
