@@ -14,10 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from localkube import builtin_schemas
 from localkube import crd as crds
+from localkube.decoding import decode_body
 from localkube.errors import (
     MODIFIED,
     APIError,
@@ -34,11 +33,13 @@ from localkube.errors import (
     resource_not_found,
     unsupported_media_type,
 )
+from localkube.integers import integer_problem
 from localkube.kinds import Context, strategy_for
 from localkube.meta import generate_name, new_finalizers_forbidden, new_uid, now_time, validate_metadata
 from localkube.patch import PatchFailed, json_patch, merge_patch, strategic_merge
 from localkube.resources import Registry, ResourceType
 from localkube.store import Store
+from localkube.values import clone
 
 Obj = dict[str, Any]
 
@@ -72,22 +73,17 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
-def decode_body(raw: bytes, content_type: str, kind_hint: str) -> Any:
-    """JSON or YAML request body; 400 with kube's wording when malformed."""
-    media = content_type.split(";", maxsplit=1)[0].strip().lower()
-    try:
-        if media in ("application/yaml", "application/apply-patch+yaml"):
-            return yaml.safe_load(raw.decode("utf-8")) if raw else None
-        return json.loads(raw) if raw else None
-    except (ValueError, yaml.YAMLError) as exc:
-        raise bad_request(f"{kind_hint}: couldn't decode the request body: {exc}") from None
-
-
 def _meta(obj: Obj) -> Obj:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         meta = obj["metadata"] = {}
     return meta
+
+
+def _parses_as_nonzero_version(value: Any) -> bool:
+    """Whether Go's ``strconv.ParseUint(value, 10, 64)`` gives a non-zero number."""
+    text = value if isinstance(value, str) else ""
+    return text.isascii() and text.isdigit() and 0 < int(text) < 2**64
 
 
 def _group_of(rt: ResourceType) -> str:
@@ -111,7 +107,7 @@ class ResourceAPI:
 
     def _view(self, rt: ResourceType, obj: Obj) -> Obj:
         """The stored object as seen through ``rt``'s version."""
-        view = copy.deepcopy(obj)
+        view = clone(obj)
         view["apiVersion"] = rt.api_version
         view["kind"] = rt.kind
         if rt.storage == "events":
@@ -196,6 +192,9 @@ class ResourceAPI:
         if not rt.custom:
             # events.k8s.io events are already in their stored core/v1 shape here
             group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+            problem = integer_problem(obj, group, version, rt.kind)
+            if problem is not None:  # Go's decoder fails on it, before anything else
+                raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
             dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
         elif rt.schema is not None:
             dropped = crds.prune_custom_resource(obj, rt.schema)
@@ -228,7 +227,8 @@ class ResourceAPI:
             raise invalid(rt.kind, rt.group, _meta(obj).get("name", ""), causes)
         size = len(json.dumps(obj))
         if size > MAX_OBJECT_BYTES:
-            raise APIError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            # etcd's request limit; kube-apiserver passes etcd's error on, here it is a 413 naming the limit
+            raise APIError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_OBJECT_BYTES}")
 
     def _spec_changed(self, rt: ResourceType, new: Obj, old: Obj) -> bool:
         if rt.custom:
@@ -243,12 +243,11 @@ class ResourceAPI:
         obj = self._check_body_identity(rt, body, namespace, None)
         obj = self._to_storage(rt, obj)
         meta = _meta(obj)
-        if meta.get("resourceVersion"):
-            raise APIError(
-                500,
-                "InternalError",
-                "Internal error occurred: resourceVersion should not be set on objects to be created",
-            )
+        if _parses_as_nonzero_version(meta.get("resourceVersion")):
+            # etcd3's store refuses only a version that parses (as uint64) to non-zero, and
+            # kube-apiserver answers its plain error with a 500; the client's mistake gets a 400 here
+            raise bad_request("resourceVersion should not be set on objects to be created")
+        meta.pop("resourceVersion", None)  # anything else is cleared, as PrepareObjectForStorage does
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(str(meta["generateName"]))
         self.check_namespace(rt, namespace, creating=True)
