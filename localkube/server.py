@@ -37,7 +37,7 @@ from localkube.auth import (
     with_authenticated,
 )
 from localkube.crd import established_status, is_established, resource_types
-from localkube.decoding import MAX_BODY_BYTES, read_body
+from localkube.decoding import MAX_BODY_BYTES, load_json, read_body
 from localkube.errors import (
     APIError,
     Cause,
@@ -607,7 +607,11 @@ class LocalKube:
         if media == "application/vnd.kubernetes.protobuf":
             from localkube.protobuf import decode
 
-            return decode(raw, rt)
+            try:
+                return decode(raw, rt)
+            except (ValueError, IndexError, KeyError) as exc:  # truncated or malformed wire data
+                what = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
+                raise bad_request(f"{what}: malformed protobuf data: {exc}") from None
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(BODY_TYPES)
         return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
@@ -665,7 +669,7 @@ class LocalKube:
         token = query.get("continue", "")
         if token:
             try:
-                state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+                state = load_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
                 list_rv = int(state["rv"])
                 start_key = (state["start"][0], state["start"][1])
             except (ValueError, KeyError, TypeError, IndexError):

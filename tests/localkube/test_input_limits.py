@@ -6,6 +6,7 @@ numeric query parameters, and internal errors that must not leak."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import logging
@@ -314,6 +315,15 @@ async def test_unparsable_grace_period_is_400(raw: Raw) -> None:
     status, refused, _ = await raw.request("DELETE", f"{CM}/grace?gracePeriodSeconds=later")
     assert status == 400 and refused["message"] == 'strconv.ParseInt: parsing "later": invalid syntax'
     assert (await raw.request("GET", f"{CM}/grace"))[0] == 200
+
+
+async def test_malformed_bodies_are_400_and_continue_tokens_too(raw: Raw) -> None:
+    # a protobuf envelope cut inside a varint
+    status, refused, _ = await send(raw, "POST", CM, b"k8s\x00\x0a\x02\x0a\x80", "application/vnd.kubernetes.protobuf")
+    assert status == 400 and "malformed protobuf data" in refused["message"], refused
+    deep_token = base64.urlsafe_b64encode(b"[" * 2000 + b"]" * 2000).decode()  # fits a request line
+    status, refused, _ = await raw.request("GET", f"{CM}?limit=1&continue={deep_token}")
+    assert status == 400 and refused["message"] == "invalid continue token: malformed", refused
 
 
 def _raise_from_depth(levels: int) -> None:
