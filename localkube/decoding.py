@@ -10,7 +10,8 @@ default, two or three per level), so an object deeper than ``MAX_DEPTH`` could
 be stored and then fail on every read. ``MAX_DEPTH`` is far above any real
 object (Karmada's deepest CRD manifest nests 27 levels) and every path serves
 an object that deep; anything deeper is refused with 400, as kube-apiserver
-refuses anything beyond 10,000.
+refuses anything beyond 10,000. YAML aliases count as what they expand to, and
+may add at most ``ALIAS_EXPANSION`` values (go-yaml refuses "excessive aliasing").
 
 Reading, decoding and checking are synchronous apart from reading the body,
 which awaits the client; nothing here touches storage.
@@ -27,10 +28,13 @@ import yaml
 from aiohttp import web
 
 from localkube.errors import bad_request, too_large
+from localkube.values import clone
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 GO_MAX_DEPTH = 10000  # encoding/json's maxNestingDepth, utiljson's and go-yaml's maxDepth
 MAX_DEPTH = 200
+# values YAML aliases may add to a document: go-yaml's alias-ratio check starts tightening there
+ALIAS_EXPANSION = 400_000
 DEPTH_PROBLEM = f"exceeded max depth of {MAX_DEPTH}"
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -103,7 +107,7 @@ def _finite_float(text: str) -> float:
 def load_json(raw: bytes | str) -> Any:
     """Decode JSON as Go would accept it, within ``MAX_DEPTH``; raises :class:`DecodeError`."""
     data = raw.encode() if isinstance(raw, str) else raw
-    depth = json_depth(data)
+    depth = json_depth(data, stop_after=MAX_DEPTH)
     if depth > MAX_DEPTH:
         raise DecodeError(DEPTH_PROBLEM)
     try:
@@ -124,9 +128,12 @@ def load_yaml(text: str) -> Any:
             if str(exc) == DEPTH_PROBLEM:
                 raise
     try:
-        depth = deepest = 0
+        depth = deepest = events = 0
+        aliases = False
         # the event stream is flat: the nesting is checked before anything recursive builds it
         for event in yaml.parse(text, Loader=_YAML_LOADER):
+            events += 1
+            aliases = aliases or isinstance(event, yaml.AliasEvent)
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 deepest = max(deepest, depth)
@@ -140,24 +147,33 @@ def load_yaml(text: str) -> Any:
         if "nesting depth" in problem:
             raise DecodeError(DEPTH_PROBLEM) from None
         raise DecodeError(f"error converting YAML to JSON: {problem}") from None
-    check_json_value(value)
-    return value
+    check_json_value(value, events + ALIAS_EXPANSION if aliases else None)
+    return clone(value) if aliases else value  # aliases share nodes; a stored object owns its own
 
 
-def check_json_value(value: Any) -> None:
-    """Refuse, without recursion, what JSON cannot carry: NaN, infinities, and
-    YAML's binary, sets and other non-JSON values."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise DecodeError(f"json: unsupported value: {'NaN' if math.isnan(item) else 'Inf'}")
-        elif item is not None and not isinstance(item, (str, int, float, bool)):
-            raise DecodeError(f"json: unsupported type: {type(item).__name__}")
+def check_json_value(value: Any, max_nodes: int | None = None) -> None:
+    """Refuse, without recursion, what JSON cannot carry: NaN, infinities, YAML's
+    binary, sets and dates, more than ``MAX_DEPTH`` levels, and (with ``max_nodes``)
+    documents whose aliases expand past that many values: a few kilobytes of nested
+    aliases expand to billions, and an alias inside its own anchor never ends."""
+    level = [value]
+    depth = nodes = 0
+    while level:  # one nesting level at a time
+        depth += 1
+        nodes += len(level)
+        if max_nodes is not None and nodes > max_nodes:
+            raise DecodeError("document contains excessive aliasing")
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, (dict, list)):
+                if depth > MAX_DEPTH:
+                    raise DecodeError(DEPTH_PROBLEM)
+                below.extend(item.values() if isinstance(item, dict) else item)
+            elif isinstance(item, float) and not math.isfinite(item):
+                raise DecodeError(f"json: unsupported value: {'NaN' if math.isnan(item) else 'Inf'}")
+            elif item is not None and not isinstance(item, (str, int, float, bool)):
+                raise DecodeError(f"json: unsupported type: {type(item).__name__}")
+        level = below
 
 
 def decode_body(raw: bytes, content_type: str, kind_hint: str) -> Any:
@@ -178,6 +194,7 @@ def decode_body(raw: bytes, content_type: str, kind_hint: str) -> Any:
 
 
 __all__ = [
+    "ALIAS_EXPANSION",
     "GO_MAX_DEPTH",
     "MAX_BODY_BYTES",
     "MAX_DEPTH",

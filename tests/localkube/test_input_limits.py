@@ -243,6 +243,35 @@ async def test_nan_and_infinity_are_refused(raw: Raw, body: bytes, media: str) -
     assert "ConfigMap" in refused["message"]
 
 
+def _laughs() -> bytes:
+    """Nine levels of nine aliases each: a kilobyte that expands to 387 million strings."""
+    lines = ["metadata: {name: laughs}", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for previous, current in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{current}: &{current} [" + ",".join([f"*{previous}"] * 9) + "]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (_laughs(), "excessive aliasing"),
+        (b"metadata: {name: loop}\ndata: &loop {a: [*loop]}\n", "exceeded max depth"),
+        (b"metadata: {name: when}\ndata: {a: !!binary aGVsbG8=}\n", "unsupported type"),
+    ],
+)
+async def test_yaml_that_json_cannot_hold_is_refused(raw: Raw, body: bytes, problem: str) -> None:
+    status, refused, _ = await send(raw, "POST", CM, body, "application/yaml")
+    assert status == 400 and problem in refused["message"], refused
+
+
+async def test_yaml_aliases_and_dates_decode_as_go_decodes_them(raw: Raw) -> None:
+    body = b"metadata: {name: aliased, labels: &l {app: x}, annotations: *l}\ndata: {day: 2024-01-02}\n"
+    status, created, _ = await send(raw, "POST", CM, body, "application/yaml")
+    assert status == 201, created
+    assert created["metadata"]["labels"] == created["metadata"]["annotations"] == {"app": "x"}
+    assert created["data"] == {"day": "2024-01-02"}  # a string, as Go's YAML-to-JSON conversion leaves it
+
+
 async def test_integers_beyond_their_go_type_are_refused_with_the_field_path(raw: Raw) -> None:
     deployment: dict[str, Any] = {
         "apiVersion": "apps/v1",
