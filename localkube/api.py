@@ -192,9 +192,7 @@ class ResourceAPI:
         if not rt.custom:
             # events.k8s.io events are already in their stored core/v1 shape here
             group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
-            problem = integer_problem(obj, group, version, rt.kind)
-            if problem is not None:  # Go's decoder fails on it, before anything else
-                raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
+            self._check_integers(rt, obj)
             dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
         elif rt.schema is not None:
             dropped = crds.prune_custom_resource(obj, rt.schema)
@@ -211,6 +209,15 @@ class ResourceAPI:
         if rt.custom and rt.schema is not None:
             crds.apply_defaults(obj, rt.schema)
         return warnings
+
+    def _check_integers(self, rt: ResourceType, obj: Obj) -> None:
+        """400 for a number the built-in kind's Go type cannot hold (Go's decoder fails on it)."""
+        if rt.custom:
+            return
+        group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+        problem = integer_problem(obj, group, version, rt.kind)
+        if problem is not None:
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = validate_metadata(obj, rt.kind, rt.namespaced)
@@ -353,6 +360,7 @@ class ResourceAPI:
             )
         warnings: list[str] = []
         if subresource == "status":
+            self._check_integers(rt, obj)
             obj = self._status_update(rt, obj, old)
         elif subresource == "finalize" and rt.kind == "Namespace":
             finalizers = (obj.get("spec") or {}).get("finalizers")

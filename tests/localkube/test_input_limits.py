@@ -296,6 +296,14 @@ async def test_integers_beyond_their_go_type_are_refused_with_the_field_path(raw
     )
     deployment["spec"]["replicas"] = 2**31 - 1
     assert (await raw.request("POST", path, deployment))[0] == 201
+    # the status subresource decodes the same type
+    deployment["spec"]["replicas"] = 1
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    assert (await raw.request("POST", deployments, deployment))[0] == 201
+    status_patch = json.dumps({"status": {"replicas": 2**31}}).encode()
+    merge = "application/merge-patch+json"
+    status, refused, _ = await send(raw, "PATCH", f"{deployments}/overflow/status", status_patch, merge)
+    assert status == 400 and "DeploymentStatus.status.replicas of type int32" in refused["message"], refused
 
     pod: dict[str, Any] = {
         "metadata": {"name": "overflow"},
