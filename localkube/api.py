@@ -8,7 +8,6 @@ as etcd transactions make them in kube-apiserver.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -296,7 +295,7 @@ class ResourceAPI:
         """managedFields: a write that omits them keeps the stored ones; an empty list clears them."""
         meta = _meta(obj)
         if "managedFields" not in meta and old is not None and "managedFields" in (old.get("metadata") or {}):
-            meta["managedFields"] = copy.deepcopy(old["metadata"]["managedFields"])
+            meta["managedFields"] = clone(old["metadata"]["managedFields"])
         if not meta.get("managedFields"):
             meta.pop("managedFields", None)
 
@@ -364,7 +363,7 @@ class ResourceAPI:
             obj = self._status_update(rt, obj, old)
         elif subresource == "finalize" and rt.kind == "Namespace":
             finalizers = (obj.get("spec") or {}).get("finalizers")
-            obj = copy.deepcopy(old)
+            obj = clone(old)
             obj.setdefault("spec", {})["finalizers"] = finalizers or []
         elif subresource == "approval":
             from localkube.csr import approval_update
@@ -376,7 +375,7 @@ class ResourceAPI:
             warnings = self._schema_process(rt, obj, options)
             if rt.status:
                 if "status" in old:
-                    obj["status"] = copy.deepcopy(old["status"])
+                    obj["status"] = clone(old["status"])
                 else:
                     obj.pop("status", None)
             strategy_for(rt.kind).prepare_update(obj, old, context)
@@ -425,20 +424,20 @@ class ResourceAPI:
         if not rt.status:
             raise resource_not_found()
         if rt.custom:
-            new = copy.deepcopy(old)
+            new = clone(old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
             new["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion")
             return new
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         if "spec" in old:
-            new["spec"] = copy.deepcopy(old["spec"])
+            new["spec"] = clone(old["spec"])
         else:
             new.pop("spec", None)
         if rt.kind == "Deployment" and "labels" in old["metadata"]:
-            new["metadata"]["labels"] = copy.deepcopy(old["metadata"]["labels"])
+            new["metadata"]["labels"] = clone(old["metadata"]["labels"])
         if rt.kind == "CertificateSigningRequest":
             from localkube.csr import status_update
 
@@ -561,7 +560,7 @@ class ResourceAPI:
                     )
                 ],
             )
-        obj = copy.deepcopy(old)
+        obj = clone(old)
         finalizers = list(obj["metadata"].get("finalizers") or [])
         if policy is None and orphan is not None:
             policy = "Orphan" if orphan else "Background"
