@@ -8,16 +8,14 @@ as etcd transactions make them in kube-apiserver.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from localkube import autoscaling, builtin_schemas
 from localkube import crd as crds
+from localkube.decoding import decode_body
 from localkube.errors import (
     MODIFIED,
     APIError,
@@ -35,6 +33,7 @@ from localkube.errors import (
     unsupported_media_type,
 )
 from localkube.graceful import Plan, grace_left, plan_pod_deletion
+from localkube.integers import integer_problem
 from localkube.kinds import Context, strategy_for
 from localkube.managedfields import INTERNAL_MANAGER, Write, track_update
 from localkube.meta import generate_name, new_finalizers_forbidden, new_uid, now_time, validate_metadata
@@ -42,6 +41,7 @@ from localkube.patch import PatchFailed, json_patch, merge_patch, strategic_merg
 from localkube.resources import Registry, ResourceType
 from localkube.store import Store
 from localkube.typed import root_schema
+from localkube.values import clone
 
 Obj = dict[str, Any]
 
@@ -89,22 +89,17 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
-def decode_body(raw: bytes, content_type: str, kind_hint: str) -> Any:
-    """JSON or YAML request body; 400 with kube's wording when malformed."""
-    media = content_type.split(";", maxsplit=1)[0].strip().lower()
-    try:
-        if media in ("application/yaml", "application/apply-patch+yaml"):
-            return yaml.safe_load(raw.decode("utf-8")) if raw else None
-        return json.loads(raw) if raw else None
-    except (ValueError, yaml.YAMLError) as exc:
-        raise bad_request(f"{kind_hint}: couldn't decode the request body: {exc}") from None
-
-
 def _meta(obj: Obj) -> Obj:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         meta = obj["metadata"] = {}
     return meta
+
+
+def _parses_as_nonzero_version(value: Any) -> bool:
+    """Whether Go's ``strconv.ParseUint(value, 10, 64)`` gives a non-zero number."""
+    text = value if isinstance(value, str) else ""
+    return text.isascii() and text.isdigit() and 0 < int(text) < 2**64
 
 
 def _group_of(rt: ResourceType) -> str:
@@ -128,7 +123,7 @@ class ResourceAPI:
 
     def _view(self, rt: ResourceType, obj: Obj) -> Obj:
         """The stored object as seen through ``rt``'s version."""
-        view = copy.deepcopy(obj)
+        view = clone(obj)
         view["apiVersion"] = rt.api_version
         view["kind"] = rt.kind
         if rt.storage == "events":
@@ -216,6 +211,7 @@ class ResourceAPI:
         under Warn), then default a custom resource; returns warnings."""
         if not rt.custom:
             group, version = _stored_version(rt)
+            self._check_integers(rt, obj)
             dropped = builtin_schemas.prune_unknown_fields(obj, group, version, rt.kind)
         elif rt.schema is not None:
             dropped = crds.prune_custom_resource(obj, rt.schema)
@@ -233,6 +229,15 @@ class ResourceAPI:
             crds.apply_defaults(obj, rt.schema)
         return warnings
 
+    def _check_integers(self, rt: ResourceType, obj: Obj) -> None:
+        """400 for a number the built-in kind's Go type cannot hold (Go's decoder fails on it)."""
+        if rt.custom:
+            return
+        group, version = ("", "v1") if rt.group == "events.k8s.io" else (rt.group, rt.version)
+        problem = integer_problem(obj, group, version, rt.kind)
+        if problem is not None:
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
+
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = validate_metadata(obj, rt.kind, rt.namespaced)
         strategy = strategy_for(rt.kind)
@@ -248,7 +253,8 @@ class ResourceAPI:
             raise invalid(rt.kind, rt.group, _meta(obj).get("name", ""), causes)
         size = len(json.dumps(obj))
         if size > MAX_OBJECT_BYTES:
-            raise APIError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            # etcd's request limit; kube-apiserver passes etcd's error on, here it is a 413 naming the limit
+            raise APIError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_OBJECT_BYTES}")
 
     def _spec_changed(self, rt: ResourceType, new: Obj, old: Obj) -> bool:
         if rt.custom:
@@ -271,12 +277,11 @@ class ResourceAPI:
         obj = self._check_body_identity(rt, body, namespace, None)
         obj = self._to_storage(rt, obj)
         meta = _meta(obj)
-        if meta.get("resourceVersion"):
-            raise APIError(
-                500,
-                "InternalError",
-                "Internal error occurred: resourceVersion should not be set on objects to be created",
-            )
+        if _parses_as_nonzero_version(meta.get("resourceVersion")):
+            # etcd3's store refuses only a version that parses (as uint64) to non-zero, and
+            # kube-apiserver answers its plain error with a 500; the client's mistake gets a 400 here
+            raise bad_request("resourceVersion should not be set on objects to be created")
+        meta.pop("resourceVersion", None)  # anything else is cleared, as PrepareObjectForStorage does
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(str(meta["generateName"]))
         self.check_namespace(rt, namespace, creating=True)
@@ -399,10 +404,11 @@ class ResourceAPI:
             )
         warnings: list[str] = []
         if subresource == "status":
+            self._check_integers(rt, obj)
             obj = self._status_update(rt, obj, old)
         elif subresource == "finalize" and rt.kind == "Namespace":
             finalizers = (obj.get("spec") or {}).get("finalizers")
-            obj = copy.deepcopy(old)
+            obj = clone(old)
             obj.setdefault("spec", {})["finalizers"] = finalizers or []
         elif subresource == "approval":
             from localkube.csr import approval_update
@@ -420,7 +426,7 @@ class ResourceAPI:
             warnings = self._schema_process(rt, obj, options)
             if rt.status:
                 if "status" in old:
-                    obj["status"] = copy.deepcopy(old["status"])
+                    obj["status"] = clone(old["status"])
                 else:
                     obj.pop("status", None)
             strategy_for(rt.kind).prepare_update(obj, old, context)
@@ -472,20 +478,20 @@ class ResourceAPI:
         if not rt.status:
             raise resource_not_found()
         if rt.custom:
-            new = copy.deepcopy(old)
+            new = clone(old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
             new["metadata"]["resourceVersion"] = obj["metadata"].get("resourceVersion")
             return new
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         if "spec" in old:
-            new["spec"] = copy.deepcopy(old["spec"])
+            new["spec"] = clone(old["spec"])
         else:
             new.pop("spec", None)
         if rt.kind == "Deployment" and "labels" in old["metadata"]:
-            new["metadata"]["labels"] = copy.deepcopy(old["metadata"]["labels"])
+            new["metadata"]["labels"] = clone(old["metadata"]["labels"])
         if rt.kind == "CertificateSigningRequest":
             from localkube.csr import status_update
 
@@ -608,7 +614,7 @@ class ResourceAPI:
                     )
                 ],
             )
-        obj = copy.deepcopy(old)
+        obj = clone(old)
         finalizers = list(obj["metadata"].get("finalizers") or [])
         if policy is None and orphan is not None:
             policy = "Orphan" if orphan else "Background"

@@ -203,6 +203,17 @@ class ConfigMapStrategy(Strategy):
         return causes
 
 
+def _base64_error_offset(value: str) -> int:
+    """Where Go's decoder stops: the first character outside the alphabet (line breaks
+    are skipped), else the end of the last complete group."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+    for index, char in enumerate(value):
+        if char not in alphabet and char not in "\r\n":
+            return index
+    complete = len(value.replace("\r", "").replace("\n", "")) // 4 * 4
+    return min(complete, len(value))
+
+
 class SecretStrategy(Strategy):
     REQUIRED_KEYS: ClassVar[dict[str, tuple[str, ...]]] = {
         "kubernetes.io/tls": ("tls.crt", "tls.key"),
@@ -214,12 +225,17 @@ class SecretStrategy(Strategy):
         if not isinstance(data, dict):
             raise bad_request('Secret in version "v1" cannot be handled as a Secret: data must be a map')
         for key, value in data.items():
+            if value is None:
+                continue
+            # Go's decoder skips line breaks; the bytes are stored, so a read gives them
+            # back in canonical base64
+            text = str(value).replace("\r", "").replace("\n", "")
             try:
-                base64.b64decode(str(value), validate=True)
+                data[key] = base64.b64encode(base64.b64decode(text, validate=True)).decode()
             except (binascii.Error, ValueError):
                 raise bad_request(
                     'Secret in version "v1" cannot be handled as a Secret: '
-                    f"illegal base64 data at input byte 0 (key {key})"
+                    f"illegal base64 data at input byte {_base64_error_offset(str(value))} (key {key})"
                 ) from None
         string_data = obj.pop("stringData", None)
         if isinstance(string_data, dict):

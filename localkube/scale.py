@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-import json
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from localkube.api import WriteOptions
+from localkube.decoding import decode_body, read_body
 from localkube.errors import MODIFIED, bad_request, conflict
 from localkube.kinds import Context
 from localkube.patch import json_patch, merge_patch, strategic_merge
@@ -81,8 +81,8 @@ async def scale_request(
     scale = scale_of(current, rt)
     if request.method == "GET":
         return server._respond(request, scale)
-    raw = await request.read()
-    body = json.loads(raw) if raw else {}
+    raw = await read_body(request)
+    body = decode_body(raw, request.headers.get("Content-Type", ""), "Scale") or {}
     if request.method == "PATCH":
         media = request.headers.get("Content-Type", "").split(";")[0].strip()
         if media == "application/json-patch+json":

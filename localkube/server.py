@@ -37,6 +37,7 @@ from localkube.auth import (
     with_authenticated,
 )
 from localkube.crd import established_status, is_established, resource_types
+from localkube.decoding import MAX_BODY_BYTES, load_json, read_body
 from localkube.errors import (
     APIError,
     Cause,
@@ -51,9 +52,11 @@ from localkube.errors import (
     unauthorized,
     unsupported_media_type,
 )
+from localkube.internal_errors import internal_error, new_request_id
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority, subject_identity
+from localkube.query import int_param, resource_version_param
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
@@ -63,7 +66,7 @@ from localkube.store import Event, Journal, Store
 log = logging.getLogger("localkube")
 
 Obj = dict[str, Any]
-MAX_BODY = 3 * 1024 * 1024
+MAX_BODY = MAX_BODY_BYTES
 JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -95,6 +98,13 @@ def _dump(obj: Any, pretty: bool = False) -> str:
     if pretty:
         return json.dumps(obj, indent=2)
     return json.dumps(obj, separators=(",", ":"))
+
+
+async def _exact_media_type(request: web.Request, response: web.StreamResponse) -> None:
+    """``application/json`` and ``application/yaml`` without aiohttp's ``; charset=utf-8``:
+    kube-apiserver sends the bare media type and some clients compare it exactly."""
+    if response.content_type in (JSON, "application/yaml") and response.charset:
+        response.charset = None
 
 
 def _truthy(value: str | None) -> bool:
@@ -180,6 +190,7 @@ class LocalKube:
         self._seed()
         app = web.Application(client_max_size=MAX_BODY + 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
+        app.on_response_prepare.append(_exact_media_type)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.host, self.config.port, ssl_context=self._ssl_context())
@@ -389,9 +400,12 @@ class LocalKube:
             response = await self._dispatch(request)
         except APIError as error:
             response = self._status_response(error)
-        except Exception as exc:  # a bug must not take the server down
-            log.exception("internal error on %s %s", request.method, request.path)
-            response = self._status_response(APIError(500, "InternalError", f"Internal error occurred: {exc}"))
+        except web.HTTPRequestEntityTooLarge:  # aiohttp's own read limit
+            response = self._status_response(too_large(f"Request entity too large: limit is {MAX_BODY}"))
+        except Exception as exc:  # a bug must not take the server down, nor its text reach the client
+            request_id = new_request_id()
+            response = self._status_response(internal_error(exc, request_id, request.method, request.path, log))
+            response.headers["Audit-Id"] = request_id
         log.debug(
             "%s %s %s %.1fms",
             request.method,
@@ -539,6 +553,7 @@ class LocalKube:
             return await token_request(self, request, namespace, info.name, identity)
         if method in ("GET", "HEAD"):
             if info.name:
+                resource_version_param(request.query)
                 return self._respond_object(request, rt, self.api.get(rt, namespace, info.name))
             if info.verb == "watch":
                 return await self._watch(request, rt, info.namespace if rt.namespaced else "", identity)
@@ -554,7 +569,7 @@ class LocalKube:
             result = self.api.update(rt, namespace, info.name, body, info.subresource, context, options)
             return self._respond(request, result.obj, result.code, result.warnings)
         if method == "PATCH":
-            raw = await request.read()
+            raw = await read_body(request)
             result = self.api.patch(
                 rt,
                 namespace,
@@ -605,20 +620,22 @@ class LocalKube:
         return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force), agent)
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
-        raw = await request.read()
-        if len(raw) > MAX_BODY:
-            raise too_large()
+        raw = await read_body(request)
         media = (request.headers.get("Content-Type") or "application/json").split(";")[0].strip().lower()
         if media == "application/vnd.kubernetes.protobuf":
             from localkube.protobuf import decode
 
-            return decode(raw, rt)
+            try:
+                return decode(raw, rt)
+            except (ValueError, IndexError, KeyError) as exc:  # truncated or malformed wire data
+                what = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
+                raise bad_request(f"{what}: malformed protobuf data: {exc}") from None
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(BODY_TYPES)
         return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
 
     async def _delete_options(self, request: web.Request) -> Obj:
-        raw = await request.read()
+        raw = await read_body(request)
         if raw.strip():
             body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
             if not isinstance(body, dict):
@@ -630,7 +647,7 @@ class LocalKube:
         if "orphanDependents" in request.query:
             options["orphanDependents"] = _truthy(request.query["orphanDependents"])
         if "gracePeriodSeconds" in request.query:
-            options["gracePeriodSeconds"] = int(request.query["gracePeriodSeconds"])
+            options["gracePeriodSeconds"] = int_param(request.query, "gracePeriodSeconds")
         return options
 
     # -- reads ---------------------------------------------------------------------------
@@ -664,12 +681,13 @@ class LocalKube:
         problem = _list_options_problem(match, rv_param, query.get("continue", ""))
         if problem is not None:
             raise invalid("ListOptions", "meta.k8s.io", "", [problem])
+        resource_version_param(query)
         list_rv = self.store.rv
         start_key: tuple[str, str] | None = None
         token = query.get("continue", "")
         if token:
             try:
-                state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+                state = load_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
                 list_rv = int(state["rv"])
                 start_key = (state["start"][0], state["start"][1])
             except (ValueError, KeyError, TypeError, IndexError):
@@ -677,7 +695,7 @@ class LocalKube:
         items = [o for o in self.store.items(rt.storage_key, namespace or None) if self._matches(rt, o, labels, fields)]
         if start_key is not None:
             items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start_key]
-        limit = int(query.get("limit", "0") or 0)
+        limit = int_param(query, "limit") or 0
         meta: Obj = {"resourceVersion": str(list_rv)}
         if limit > 0 and len(items) > limit:
             last = items[limit - 1]["metadata"]
@@ -722,7 +740,6 @@ class LocalKube:
     ) -> web.StreamResponse:
         labels, fields = self._selectors(request, rt)
         query = request.query
-        rv_param = query.get("resourceVersion", "")
         if query.get("resourceVersionMatch") and not query.get("sendInitialEvents"):
             from localkube.errors import Cause, invalid
 
@@ -739,10 +756,10 @@ class LocalKube:
                 ],
             )
         bookmarks = _truthy(query.get("allowWatchBookmarks"))
-        timeout = float(query.get("timeoutSeconds", "0") or 0) or 1800.0
+        timeout = float(int_param(query, "timeoutSeconds") or 1800)
         send_initial = _truthy(query.get("sendInitialEvents"))
         mode, include = self._accept(request)
-        requested_rv = int(rv_param) if rv_param and rv_param != "0" else None
+        requested_rv = resource_version_param(query)
         if requested_rv is not None and requested_rv > self.store.rv:
             deadline = time.monotonic() + 3
             while requested_rv > self.store.rv and time.monotonic() < deadline:

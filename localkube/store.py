@@ -16,7 +16,6 @@ journal replayed, and both compacted into a new snapshot.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import os
 from collections import deque
@@ -24,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from localkube.values import clone
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name)
@@ -178,7 +179,7 @@ class Store:
         if old is None:
             return None
         rv = self.next_rv()
-        final = copy.deepcopy(old)
+        final = clone(old)
         final["metadata"]["resourceVersion"] = str(rv)
         if self.journal is not None:
             self.journal.append("delete", storage, (namespace, name), rv, None)
