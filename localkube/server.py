@@ -29,7 +29,6 @@ from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
     ANONYMOUS_IDENTITY,
     Attributes,
-    Authorizer,
     Identity,
     authenticate_bootstrap_token,
     default_rbac,
@@ -51,9 +50,11 @@ from localkube.errors import (
     unauthorized,
     unsupported_media_type,
 )
+from localkube.impersonation import impersonate
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority, subject_identity
+from localkube.rbac import Authorizer
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
@@ -485,7 +486,7 @@ class LocalKube:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         info = parse_request(path, request.method, request.query)
-        identity = self._authenticate(request)
+        identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
         if not info.is_resource:
             self._authorize(identity, info)
             return await self._non_resource(request, info)
