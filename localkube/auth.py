@@ -184,6 +184,38 @@ def _cluster_binding(name: str, role: str, groups: list[str]) -> Obj:
 
 _READ = ["get", "list", "watch"]
 _WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+# edit includes view and admin includes edit (kube aggregates them), so an
+# admin of a namespace holds, and may bind there, the rights of edit and view
+_VIEW_RULE: Obj = {
+    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "coordination.k8s.io"],
+    "resources": [
+        "configmaps",
+        "endpoints",
+        "persistentvolumeclaims",
+        "pods",
+        "services",
+        "serviceaccounts",
+        "events",
+        "namespaces",
+        "deployments",
+        "replicasets",
+        "statefulsets",
+        "daemonsets",
+        "jobs",
+        "cronjobs",
+        "ingresses",
+        "poddisruptionbudgets",
+        "leases",
+        "deployments/scale",
+        "replicasets/scale",
+        "statefulsets/scale",
+        "pods/status",
+        "services/status",
+        "deployments/status",
+        "namespaces/status",
+    ],
+    "verbs": _READ,
+}
 
 
 def default_rbac() -> list[tuple[str, Obj]]:
@@ -262,41 +294,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                 }
             ],
         ),
-        _cluster_role(
-            "view",
-            [
-                {
-                    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "coordination.k8s.io"],
-                    "resources": [
-                        "configmaps",
-                        "endpoints",
-                        "persistentvolumeclaims",
-                        "pods",
-                        "services",
-                        "serviceaccounts",
-                        "events",
-                        "namespaces",
-                        "deployments",
-                        "replicasets",
-                        "statefulsets",
-                        "daemonsets",
-                        "jobs",
-                        "cronjobs",
-                        "ingresses",
-                        "poddisruptionbudgets",
-                        "leases",
-                        "deployments/scale",
-                        "replicasets/scale",
-                        "statefulsets/scale",
-                        "pods/status",
-                        "services/status",
-                        "deployments/status",
-                        "namespaces/status",
-                    ],
-                    "verbs": _READ,
-                }
-            ],
-        ),
+        _cluster_role("view", [_VIEW_RULE]),
         _cluster_role(
             "edit",
             [
@@ -305,7 +303,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                     "resources": list(_EDITABLE),
                     "verbs": _READ + _WRITE,
                 },
-                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+                _VIEW_RULE,
             ],
         ),
         _cluster_role(
@@ -324,7 +322,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                     "resources": [*_EDITABLE, "roles", "rolebindings", "leases"],
                     "verbs": _READ + _WRITE,
                 },
-                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+                _VIEW_RULE,
             ],
         ),
     ]

@@ -46,11 +46,11 @@ class Rule:
     def compile(cls, rule: Obj) -> Rule:
         return cls(
             rule,
-            frozenset(rule.get("verbs") or ()),
-            frozenset(rule.get("apiGroups") or ()),
-            frozenset(rule.get("resources") or ()),
-            frozenset(rule.get("resourceNames") or ()),
-            tuple(rule.get("nonResourceURLs") or ()),
+            frozenset(strings(rule, "verbs")),
+            frozenset(strings(rule, "apiGroups")),
+            frozenset(strings(rule, "resources")),
+            frozenset(strings(rule, "resourceNames")),
+            tuple(strings(rule, "nonResourceURLs")),
         )
 
     def allows(self, attrs: Attributes) -> bool:
@@ -68,6 +68,12 @@ class Rule:
         elif "*" not in self.resources and attrs.resource not in self.resources:
             return False
         return not self.names or attrs.name in self.names
+
+
+def strings(rule: Any, key: str) -> list[str]:
+    """A rule's list field; anything malformed grants nothing (never an error on every request)."""
+    value = rule.get(key) if isinstance(rule, dict) else None
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def url_matches(rule_url: str, path: str) -> bool:
@@ -165,6 +171,7 @@ class BindingIndex:
     # -- lookups -----------------------------------------------------------------
     def role_rules(self, ref: Obj, namespace: str) -> tuple[Rule, ...] | None:
         """The compiled rules of a roleRef (a Role in ``namespace``), None when it does not exist."""
+        self.sync()
         storage = CLUSTER_ROLES if ref.get("kind") == "ClusterRole" else ROLES
         key = (storage, "" if storage == CLUSTER_ROLES else namespace, ref.get("name", ""))
         cached = self._rules.get(key)
@@ -173,7 +180,10 @@ class BindingIndex:
         role = self.store.get(*key)
         if role is None:
             return None
-        rules = self._rules[key] = tuple(Rule.compile(r) for r in role.get("rules") or [])
+        listed = role.get("rules")
+        rules = self._rules[key] = (
+            tuple(Rule.compile(r) for r in listed if isinstance(r, dict)) if isinstance(listed, list) else ()
+        )
         return rules
 
     def bindings_for(self, subjects: Iterable[Subject], namespace: str) -> list[tuple[Obj, str]]:

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import functools
 import json
 import logging
 import ssl
@@ -36,6 +37,7 @@ from localkube.auth import (
     with_authenticated,
 )
 from localkube.crd import established_status, is_established, resource_types
+from localkube.csr import admit as csr_admission
 from localkube.errors import (
     APIError,
     Cause,
@@ -55,6 +57,7 @@ from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority, subject_identity
 from localkube.rbac import Authorizer
+from localkube.rbac_escalation import check_rbac_write
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
@@ -141,6 +144,8 @@ class LocalKube:
         self.api = ResourceAPI(self.store, self.registry, Context)
         self.api.on_crd_change = self._crd_changed
         self.api.on_service_delete = lambda svc: self.allocator.release((svc.get("spec") or {}).get("clusterIP"))
+        self.api.escalation_check = functools.partial(check_rbac_write, self.authorizer)
+        self.api.validating_admission = functools.partial(csr_admission, self.authorizer)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
