@@ -164,10 +164,6 @@ class BindingIndex:
             while not queue.empty():
                 self._apply(storage, queue.get_nowait())
 
-    def close(self) -> None:
-        for storage, watcher in self._watchers.items():
-            self.store.unsubscribe(storage, watcher)
-
     # -- lookups -----------------------------------------------------------------
     def role_rules(self, ref: Obj, namespace: str) -> tuple[Rule, ...] | None:
         """The compiled rules of a roleRef (a Role in ``namespace``), None when it does not exist."""

@@ -99,7 +99,7 @@ def grant(admin: Kubectl, user: str, verb: str, signers: list[str]) -> None:
 
 
 def condition(admin: Kubectl, name: str) -> str:
-    return admin("get", "csr", name, "-o", "jsonpath={.status.conditions[*].type}").stdout
+    return str(admin("get", "csr", name, "-o", "jsonpath={.status.conditions[*].type}").stdout)
 
 
 def test_approving_needs_approve_on_the_signer(admin: Kubectl, as_user: UserFactory) -> None:
