@@ -122,8 +122,10 @@ class Attributes:
     path: str = ""
 
 
-def forbidden_message(identity: Identity, attrs: Attributes) -> str:
-    """kube-apiserver's 403 text."""
+def forbidden_message(identity: Identity, attrs: Attributes, reason: str = "") -> str:
+    """kube-apiserver's 403 text (with the authorizer's reason, when it gives one)."""
+    if reason:
+        return f"{forbidden_message(identity, attrs)}: {reason}"
     if not attrs.resource_request:
         return f'User "{identity.user}" cannot {attrs.verb} path "{attrs.path}"'
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource

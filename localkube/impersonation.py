@@ -118,9 +118,10 @@ def impersonate(headers: MultiMapping[str], requester: Identity, authorizer: Aut
     extra: dict[str, list[str]] = {}
     for request in requests:
         attrs = request.attributes()
-        if not authorizer.allowed(requester, attrs):
+        allowed, reason = authorizer.decide(requester, attrs)
+        if not allowed:
             raise forbidden(
-                forbidden_message(requester, attrs), resource=attrs.resource, group=attrs.group, name=attrs.name
+                forbidden_message(requester, attrs, reason), resource=attrs.resource, group=attrs.group, name=attrs.name
             )
         if request.kind == "ServiceAccount":
             user = f"{SERVICE_ACCOUNT_PREFIX}{request.namespace}:{request.name}"

@@ -10,13 +10,12 @@ of the resource API, before validation, with the object as it would be stored.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from localkube.auth import MASTERS, Attributes, Identity
 from localkube.errors import forbidden, not_found
 from localkube.kinds import Context
-from localkube.rbac import Authorizer, Rule, strings
+from localkube.rbac import Authorizer, Rule, go_quote, strings
 from localkube.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -118,7 +117,7 @@ def compact(rules: list[Obj]) -> list[Obj]:
 
 def _go_quoted(values: list[str]) -> str:
     """Go's ``%q`` of a []string: ``["a" "b"]``."""
-    return "[" + " ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
+    return "[" + " ".join(go_quote(v) for v in values) + "]"
 
 
 def compact_string(rule: Obj) -> str:
@@ -142,7 +141,7 @@ def escalation_problem(authorizer: Authorizer, identity: Identity, namespace: st
         return None
     listed = "\n".join(sorted({compact_string(rule) for rule in compact(missing)}))
     return (
-        f"user {json.dumps(identity.user)} (groups={_go_quoted(identity.groups)}) is attempting to grant RBAC "
+        f"user {go_quote(identity.user)} (groups={_go_quoted(identity.groups)}) is attempting to grant RBAC "
         f"permissions not currently held:\n{listed}"
     )
 

@@ -446,9 +446,10 @@ class LocalKube:
             )
         else:
             attrs = Attributes(verb=info.verb, resource_request=False, path=info.path)
-        if not self.authorizer.allowed(identity, attrs):
+        allowed, reason = self.authorizer.decide(identity, attrs)
+        if not allowed:
             raise forbidden(
-                forbidden_message(identity, attrs), resource=info.resource, group=info.group, name=info.name
+                forbidden_message(identity, attrs, reason), resource=info.resource, group=info.group, name=info.name
             )
 
     def _accept(self, request: web.Request) -> tuple[str, str]:
