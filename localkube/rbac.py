@@ -118,12 +118,23 @@ class BindingIndex:
         # (namespace, subject) -> names of that namespace's RoleBindings naming it
         self._namespaced: dict[tuple[str, Subject], set[str]] = {}
         self._rules: dict[RoleKey, tuple[Rule, ...]] = {}
-        for binding in store.items(CLUSTER_BINDINGS):
+        self._watchers: dict[str, Watcher] = {}
+        self._build()
+
+    def _build(self) -> None:
+        """Index what is stored and subscribe to its changes, in one synchronous step."""
+        for storage, watcher in self._watchers.items():
+            self.store.unsubscribe(storage, watcher)
+        self._cluster.clear()
+        self._namespaced.clear()
+        self._rules.clear()
+        for binding in self.store.items(CLUSTER_BINDINGS):
             self._add(CLUSTER_BINDINGS, binding)
-        for binding in store.items(ROLE_BINDINGS):
+        for binding in self.store.items(ROLE_BINDINGS):
             self._add(ROLE_BINDINGS, binding)
-        self._watchers: dict[str, Watcher] = {
-            storage: store.subscribe(storage) for storage in (CLUSTER_ROLES, ROLES, CLUSTER_BINDINGS, ROLE_BINDINGS)
+        self._watchers = {
+            storage: self.store.subscribe(storage)
+            for storage in (CLUSTER_ROLES, ROLES, CLUSTER_BINDINGS, ROLE_BINDINGS)
         }
 
     # -- keeping current ---------------------------------------------------------
@@ -160,6 +171,9 @@ class BindingIndex:
 
     def sync(self) -> None:
         """Apply every change stored since the last lookup."""
+        if any(watcher.closed for watcher in self._watchers.values()):
+            self._build()  # the store dropped a subscription: start again from what is stored
+            return
         for storage, watcher in self._watchers.items():
             queue = watcher.queue
             while not queue.empty():

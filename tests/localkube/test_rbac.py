@@ -149,3 +149,17 @@ def test_bindings_stored_before_start_are_indexed(tmp_path: Path) -> None:
     attrs = Attributes("list", True, resource="pods", namespace="default")
     assert reloaded.allowed(with_authenticated("ivy", []), attrs)
     assert not reloaded.allowed(Identity("ivo", ["system:authenticated"]), attrs)
+
+
+def test_a_dropped_subscription_rebuilds_the_index() -> None:
+    """Should the store ever drop the index's subscription (as one shedding a slow watcher
+    would), the next lookup starts again from what is stored instead of going stale."""
+    store = Store()
+    authorizer = Authorizer(store)
+    attrs = Attributes("list", True, resource="pods", namespace="default")
+    assert not authorizer.allowed(with_authenticated("ivy", []), attrs)
+    for storage, watcher in list(authorizer.index._watchers.items()):
+        store.unsubscribe(storage, watcher)
+    store.put("rbac.authorization.k8s.io/roles", copy.deepcopy(POD_LISTER), "ADDED")
+    store.put("rbac.authorization.k8s.io/rolebindings", binding("ivy", [user("ivy")]), "ADDED")
+    assert authorizer.allowed(with_authenticated("ivy", []), attrs)
