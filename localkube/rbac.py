@@ -91,7 +91,10 @@ def binding_subjects(binding: Obj) -> set[Subject]:
     one without a namespace in a ClusterRoleBinding names nobody)."""
     namespace = binding.get("metadata", {}).get("namespace", "")
     found: set[Subject] = set()
-    for subject in binding.get("subjects") or []:
+    subjects = binding.get("subjects")
+    for subject in subjects if isinstance(subjects, list) else []:
+        if not isinstance(subject, dict):
+            continue
         kind, name = subject.get("kind"), subject.get("name") or ""
         if kind == "User":
             found.add(("user", name))
