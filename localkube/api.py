@@ -89,6 +89,13 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
+WriteCheck = Callable[[ResourceType, str, Obj, "Obj | None", Context], None]
+
+
+def _no_check(rt: ResourceType, subresource: str, obj: Obj, old: Obj | None, context: Context) -> None:
+    return None
+
+
 def _meta(obj: Obj) -> Obj:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -116,6 +123,10 @@ class ResourceAPI:
         # called after every stored change of a CRD (to establish it and refresh discovery)
         self.on_crd_change: Callable[[Obj], None] = lambda crd: None
         self.on_service_delete: Callable[[Obj], None] = lambda svc: None
+        # checks that need the authorizer, (rt, subresource, new, old or None, context) raising 403:
+        # RBAC escalation, before validation, and validating admission (CSR approval and signing)
+        self.escalation_check: WriteCheck = _no_check
+        self.validating_admission: WriteCheck = _no_check
 
     # -- helpers --------------------------------------------------------------
     def _not_found(self, rt: ResourceType, name: str) -> APIError:
@@ -301,6 +312,7 @@ class ResourceAPI:
             meta["generation"] = 1
         if rt.status and rt.kind not in ("Namespace", "Service", "Pod"):
             obj.pop("status", None)
+        self.escalation_check(rt, "", obj, None, context)
         strategy_for(rt.kind).prepare_create(obj, context)
         self._validate(rt, obj, None)
         name = meta.get("name", "")
@@ -445,7 +457,9 @@ class ResourceAPI:
         meta.pop("selfLink", None)
         if rt.generation and self._spec_changed(rt, obj, old):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
+        self.escalation_check(rt, subresource, obj, old, context)
         self._validate(rt, obj, old)
+        self.validating_admission(rt, subresource, obj, old, context)
         if not managed:
             track_update(old, obj, self.field_write(rt, options, subresource))
         return self._commit_update(rt, obj, old, options, warnings)

@@ -1,5 +1,6 @@
-"""Authentication (client certificates, bearer tokens, bootstrap tokens, anonymous)
-and RBAC authorization, evaluated as kube-apiserver evaluates them."""
+"""Authentication (client certificates, bearer tokens, bootstrap tokens, anonymous),
+the attributes of a request that authorization judges (see ``rbac``), and the
+RBAC objects kube-apiserver seeds."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ def authenticate_bootstrap_token(store: Store, token: str) -> Identity | None:
     return with_authenticated(f"system:bootstrap:{token_id}", sorted(groups))
 
 
-# ---- RBAC -----------------------------------------------------------------
+# ---- authorization ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -121,79 +122,10 @@ class Attributes:
     path: str = ""
 
 
-def _subject_matches(subject: Obj, identity: Identity, binding_namespace: str) -> bool:
-    kind = subject.get("kind")
-    name = subject.get("name")
-    if kind == "User":
-        return name == identity.user
-    if kind == "Group":
-        return name in identity.groups
-    if kind == "ServiceAccount":
-        namespace = subject.get("namespace") or binding_namespace
-        return identity.user == f"system:serviceaccount:{namespace}:{name}"
-    return False
-
-
-def _rule_allows(rule: Obj, attrs: Attributes) -> bool:
-    verbs = rule.get("verbs") or []
-    if "*" not in verbs and attrs.verb not in verbs:
-        return False
-    if not attrs.resource_request:
-        for url in rule.get("nonResourceURLs") or []:
-            if url in ("*", attrs.path) or (url.endswith("*") and attrs.path.startswith(url[:-1])):
-                return True
-        return False
-    groups = rule.get("apiGroups") or []
-    if "*" not in groups and attrs.group not in groups:
-        return False
-    resources = rule.get("resources") or []
-    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    if not ("*" in resources or combined in resources or (attrs.subresource and f"*/{attrs.subresource}" in resources)):
-        return False
-    names = rule.get("resourceNames") or []
-    return not names or (bool(attrs.name) and attrs.name in names)
-
-
-class Authorizer:
-    """RBAC over the stored roles and bindings; ``system:masters`` may do anything."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def rules_for(self, identity: Identity, namespace: str) -> list[tuple[Obj, bool]]:
-        """``(rule, cluster_wide)`` pairs that apply to ``identity`` in ``namespace``."""
-        found: list[tuple[Obj, bool]] = []
-        for binding in self.store.items("rbac.authorization.k8s.io/clusterrolebindings"):
-            if any(_subject_matches(s, identity, "") for s in binding.get("subjects") or []):
-                role = self.store.get("rbac.authorization.k8s.io/clusterroles", "", binding["roleRef"]["name"])
-                for rule in (role or {}).get("rules") or []:
-                    found.append((rule, True))
-        if namespace:
-            for binding in self.store.items("rbac.authorization.k8s.io/rolebindings", namespace):
-                if not any(_subject_matches(s, identity, namespace) for s in binding.get("subjects") or []):
-                    continue
-                ref = binding.get("roleRef") or {}
-                if ref.get("kind") == "ClusterRole":
-                    role = self.store.get("rbac.authorization.k8s.io/clusterroles", "", ref.get("name", ""))
-                else:
-                    role = self.store.get("rbac.authorization.k8s.io/roles", namespace, ref.get("name", ""))
-                for rule in (role or {}).get("rules") or []:
-                    if rule.get("nonResourceURLs"):
-                        continue
-                    found.append((rule, False))
-        return found
-
-    def allowed(self, identity: Identity, attrs: Attributes) -> bool:
-        if MASTERS in identity.groups:
-            return True
-        for rule, _ in self.rules_for(identity, attrs.namespace if attrs.resource_request else ""):
-            if _rule_allows(rule, attrs):
-                return True
-        return False
-
-
-def forbidden_message(identity: Identity, attrs: Attributes) -> str:
-    """kube-apiserver's 403 text."""
+def forbidden_message(identity: Identity, attrs: Attributes, reason: str = "") -> str:
+    """kube-apiserver's 403 text (with the authorizer's reason, when it gives one)."""
+    if reason:
+        return f"{forbidden_message(identity, attrs)}: {reason}"
     if not attrs.resource_request:
         return f'User "{identity.user}" cannot {attrs.verb} path "{attrs.path}"'
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
@@ -254,6 +186,38 @@ def _cluster_binding(name: str, role: str, groups: list[str]) -> Obj:
 
 _READ = ["get", "list", "watch"]
 _WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+# edit includes view and admin includes edit (kube aggregates them), so an
+# admin of a namespace holds, and may bind there, the rights of edit and view
+_VIEW_RULE: Obj = {
+    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "coordination.k8s.io"],
+    "resources": [
+        "configmaps",
+        "endpoints",
+        "persistentvolumeclaims",
+        "pods",
+        "services",
+        "serviceaccounts",
+        "events",
+        "namespaces",
+        "deployments",
+        "replicasets",
+        "statefulsets",
+        "daemonsets",
+        "jobs",
+        "cronjobs",
+        "ingresses",
+        "poddisruptionbudgets",
+        "leases",
+        "deployments/scale",
+        "replicasets/scale",
+        "statefulsets/scale",
+        "pods/status",
+        "services/status",
+        "deployments/status",
+        "namespaces/status",
+    ],
+    "verbs": _READ,
+}
 
 
 def default_rbac() -> list[tuple[str, Obj]]:
@@ -332,41 +296,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                 }
             ],
         ),
-        _cluster_role(
-            "view",
-            [
-                {
-                    "apiGroups": ["", "apps", "batch", "networking.k8s.io", "policy", "coordination.k8s.io"],
-                    "resources": [
-                        "configmaps",
-                        "endpoints",
-                        "persistentvolumeclaims",
-                        "pods",
-                        "services",
-                        "serviceaccounts",
-                        "events",
-                        "namespaces",
-                        "deployments",
-                        "replicasets",
-                        "statefulsets",
-                        "daemonsets",
-                        "jobs",
-                        "cronjobs",
-                        "ingresses",
-                        "poddisruptionbudgets",
-                        "leases",
-                        "deployments/scale",
-                        "replicasets/scale",
-                        "statefulsets/scale",
-                        "pods/status",
-                        "services/status",
-                        "deployments/status",
-                        "namespaces/status",
-                    ],
-                    "verbs": _READ,
-                }
-            ],
-        ),
+        _cluster_role("view", [_VIEW_RULE]),
         _cluster_role(
             "edit",
             [
@@ -375,7 +305,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                     "resources": list(_EDITABLE),
                     "verbs": _READ + _WRITE,
                 },
-                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+                _VIEW_RULE,
             ],
         ),
         _cluster_role(
@@ -394,7 +324,7 @@ def default_rbac() -> list[tuple[str, Obj]]:
                     "resources": [*_EDITABLE, "roles", "rolebindings", "leases"],
                     "verbs": _READ + _WRITE,
                 },
-                {"apiGroups": [""], "resources": ["events", "namespaces"], "verbs": _READ},
+                _VIEW_RULE,
             ],
         ),
     ]

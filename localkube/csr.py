@@ -1,5 +1,6 @@
-"""CertificateSigningRequests: create-time checks, the approval and status rules,
-and the ``kubernetes.io/kube-apiserver-client`` signer of kube-controller-manager."""
+"""CertificateSigningRequests: create-time checks, the approval and status rules, who
+may approve or sign for a signer, and the ``kubernetes.io/kube-apiserver-client``
+signer of kube-controller-manager."""
 
 from __future__ import annotations
 
@@ -13,10 +14,21 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from localkube.errors import Cause, field_forbidden, field_invalid, field_required, field_unsupported, invalid
+from localkube.auth import Attributes, Identity
+from localkube.errors import (
+    Cause,
+    field_forbidden,
+    field_invalid,
+    field_required,
+    field_unsupported,
+    forbidden,
+    invalid,
+)
 from localkube.kinds import Context, Strategy, register
 from localkube.meta import now_time
 from localkube.pki import CertificateAuthority
+from localkube.rbac import Authorizer
+from localkube.resources import ResourceType
 
 Obj = dict[str, Any]
 
@@ -182,6 +194,39 @@ def status_update(new: Obj, old: Obj) -> Obj:
     return new
 
 
+def signer_authorized(authorizer: Authorizer, identity: Identity, verb: str, signer: str) -> bool:
+    """``verb`` on the ``signers`` resource named ``signer``, or its ``<domain>/*`` wildcard."""
+    for name in (signer, signer.split("/", 1)[0] + "/*"):
+        if authorizer.allowed(identity, Attributes(verb, True, "certificates.k8s.io", "signers", name=name)):
+            return True
+    return False
+
+
+def admit(
+    authorizer: Authorizer, rt: ResourceType, subresource: str, obj: Obj, old: Obj | None, context: Context
+) -> None:
+    """kube's CertificateApproval and CertificateSigning admission: an approval or denial needs
+    ``approve``, and setting the certificate needs ``sign``, on the (old) request's signer."""
+    if rt.kind != "CertificateSigningRequest" or old is None or subresource not in ("approval", "status"):
+        return
+    if subresource == "status" and (obj.get("status") or {}).get("certificate") == (old.get("status") or {}).get(
+        "certificate"
+    ):
+        return
+    verb = "approve" if subresource == "approval" else "sign"
+    signer = str((old.get("spec") or {}).get("signerName", ""))
+    identity = Identity(context.user, list(context.groups), context.uid, dict(context.extra))
+    if not signer_authorized(authorizer, identity, verb, signer):
+        name = old["metadata"]["name"]
+        raise forbidden(
+            f'certificatesigningrequests.certificates.k8s.io "{name}" is forbidden: '
+            f'user not permitted to {verb} requests with signerName "{signer}"',
+            resource="certificatesigningrequests",
+            group="certificates.k8s.io",
+            name=name,
+        )
+
+
 def _has(obj: Obj, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in _conditions(obj))
 
@@ -229,4 +274,4 @@ def sign_client_csr(obj: Obj, ca: CertificateAuthority) -> Obj | None:
     return new_status
 
 
-__all__ = ["CLIENT_SIGNER", "ExtendedKeyUsageOID", "approval_update", "sign_client_csr", "status_update"]
+__all__ = ["CLIENT_SIGNER", "ExtendedKeyUsageOID", "admit", "approval_update", "sign_client_csr", "status_update"]

@@ -45,10 +45,10 @@ def _attributes(spec: Obj, kind: str) -> Attributes:
 
 
 def _decision(server: LocalKube, identity: Identity, attrs: Attributes) -> Obj:
-    allowed = server.authorizer.allowed(identity, attrs)
+    allowed, reason = server.authorizer.decide(identity, attrs)
     status: Obj = {"allowed": allowed}
-    if allowed:
-        status["reason"] = "RBAC: allowed"
+    if reason:
+        status["reason"] = reason
     return status
 
 

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import functools
 import json
 import logging
 import ssl
@@ -29,7 +30,6 @@ from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
     ANONYMOUS_IDENTITY,
     Attributes,
-    Authorizer,
     Identity,
     authenticate_bootstrap_token,
     default_rbac,
@@ -37,6 +37,7 @@ from localkube.auth import (
     with_authenticated,
 )
 from localkube.crd import established_status, is_established, resource_types
+from localkube.csr import admit as csr_admission
 from localkube.decoding import MAX_BODY_BYTES, load_json, read_body
 from localkube.errors import (
     APIError,
@@ -52,11 +53,14 @@ from localkube.errors import (
     unauthorized,
     unsupported_media_type,
 )
+from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority, subject_identity
 from localkube.query import int_param, resource_version_param
+from localkube.rbac import Authorizer
+from localkube.rbac_escalation import check_rbac_write
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
@@ -150,6 +154,8 @@ class LocalKube:
         self.api = ResourceAPI(self.store, self.registry, Context)
         self.api.on_crd_change = self._crd_changed
         self.api.on_service_delete = lambda svc: self.allocator.release((svc.get("spec") or {}).get("clusterIP"))
+        self.api.escalation_check = functools.partial(check_rbac_write, self.authorizer)
+        self.api.validating_admission = functools.partial(csr_admission, self.authorizer)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -469,9 +475,10 @@ class LocalKube:
             )
         else:
             attrs = Attributes(verb=info.verb, resource_request=False, path=info.path)
-        if not self.authorizer.allowed(identity, attrs):
+        allowed, reason = self.authorizer.decide(identity, attrs)
+        if not allowed:
             raise forbidden(
-                forbidden_message(identity, attrs), resource=info.resource, group=info.group, name=info.name
+                forbidden_message(identity, attrs, reason), resource=info.resource, group=info.group, name=info.name
             )
 
     def _accept(self, request: web.Request) -> tuple[str, str]:
@@ -514,7 +521,7 @@ class LocalKube:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         info = parse_request(path, request.method, request.query)
-        identity = self._authenticate(request)
+        identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
         if not info.is_resource:
             self._authorize(identity, info)
             return await self._non_resource(request, info)

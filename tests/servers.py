@@ -9,13 +9,14 @@ import json
 import os
 import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import yaml
+from multidict import CIMultiDict
 
 from localkube.server import LocalKube, ServerConfig
 from tests.programs import kubectl, run
@@ -126,8 +127,10 @@ class Raw:
         token: str = "",
         anonymous: bool = False,
         content_type: str = "application/json",
+        extra_headers: Sequence[tuple[str, str]] = (),
     ) -> tuple[int, Any, dict[str, str]]:
-        headers = {"Content-Type": content_type}
+        headers = CIMultiDict({"Content-Type": content_type})
+        headers.extend(extra_headers)  # a name may repeat (Impersonate-Group)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         context = self.anonymous if (anonymous or token) else self.context
