@@ -30,10 +30,10 @@ MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 TOLERATION_OPERATORS = ["Equal", "Exists"]
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 MAX_INT32 = 2147483647
-# VolumeSource's members: a volume names exactly one
+# VolumeSource's members, in the order validateVolumeSource checks them: a volume names exactly one
 VOLUME_SOURCES = (
-    "hostPath",
     "emptyDir",
+    "hostPath",
     "gcePersistentDisk",
     "awsElasticBlockStore",
     "gitRepo",
