@@ -587,3 +587,15 @@ async def test_invalid_deployment_template_is_refused(raw: Raw) -> None:
     fields = [c["field"] for c in answer["details"]["causes"]]
     assert fields == ["spec.template.metadata.labels", "spec.template.spec.containers[0].image"]
     assert answer["message"].startswith('Deployment.apps "bad-template" is invalid: [')
+
+
+async def test_generate_name_is_validated_as_a_prefix(raw: Raw) -> None:
+    status, created, _ = await raw.request(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"generateName": "ok-"}}
+    )
+    assert status == 201 and created["metadata"]["name"].startswith("ok-")
+    status, answer, _ = await raw.request(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"generateName": "Bad-"}}
+    )
+    assert status == 422
+    assert [c["field"] for c in answer["details"]["causes"]] == ["metadata.name", "metadata.generateName"]
