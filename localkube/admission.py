@@ -1,7 +1,8 @@
 """The mutating admission plugins kube-apiserver enables by default, for the kinds localkube serves.
 
-They run on create (and DefaultTolerationSeconds also on update), after the
-kind's defaults and before validation, as in kube-apiserver's handler chain;
+They run on create (and DefaultTolerationSeconds also on update), before
+validation, as in kube-apiserver's handler chain (on create just before the
+kind's strategy, whose defaults touch no field a plugin reads or sets);
 objects written by localkube's own controllers and simulation pass through
 them too, as kube-controller-manager's writes do. Each plugin reads what it
 needs from the store (service accounts, priority and storage/ingress classes)

@@ -361,6 +361,13 @@ CASES: list[tuple[str, str, Obj, list[str]]] = [
         ["Too long: may not be more than 1048576 bytes"],
     ),
     (
+        "secret over 1 MiB once decoded",
+        "Secret",
+        {"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "QUFB" * 350_000}},
+        ["data: Too long: may not be more than 1048576 bytes"],
+    ),
+    ("secret of 1 MiB", "Secret", {"metadata": {"name": "s"}, "data": {"a": "QUFB" * 349_525 + "QQ=="}}, []),
+    (
         "TLS secret without its keys",
         "Secret",
         {"metadata": {"name": "s"}, "type": "kubernetes.io/tls", "data": {}},
