@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from localkube.errors import Cause, field_duplicate, field_forbidden, field_invalid, field_required
+from localkube.errors import Cause, field_duplicate, field_forbidden, field_invalid, field_required, field_unsupported
+from localkube.selectors import label_key_problem, label_value_problem
 from localkube.validation.fields import (
     PROTOCOLS,
     dns_label,
@@ -237,19 +238,20 @@ def _host_ports(containers: list[Any], path: str) -> list[Cause]:
 
 
 def tolerations(items: list[Any], path: str) -> list[Cause]:
+    """validateTolerations, in its order: key, empty key, seconds, operator and value, effect."""
     causes: list[Cause] = []
     for index, raw_toleration in enumerate(items):
         item = f"{path}[{index}]"
         toleration = obj_at(raw_toleration)
-        key = toleration.get("key") or ""
+        key = str(toleration.get("key") or "")
+        operator = str(toleration.get("operator") or "")
+        value = str(toleration.get("value") or "")
+        effect = str(toleration.get("effect") or "")
         if key:
-            from localkube.selectors import label_key_problem
-
-            problem = label_key_problem(str(key))
+            problem = label_key_problem(key)
             if problem:
                 causes.append(field_invalid(f"{item}.key", key, problem))
-        operator = toleration.get("operator") or "Equal"
-        if not key and operator != "Exists":
+        elif operator != "Exists":
             causes.append(
                 field_invalid(
                     f"{item}.operator",
@@ -257,27 +259,23 @@ def tolerations(items: list[Any], path: str) -> list[Cause]:
                     'operator must be Exists when `key` is empty, which means "match all values and all keys"',
                 )
             )
-        if operator == "Exists" and toleration.get("value"):
-            causes.append(
-                field_invalid(
-                    f"{item}.operator", toleration["value"], "value must be empty when `operator` is 'Exists'"
-                )
-            )
-        elif operator not in TOLERATION_OPERATORS:
-            causes.append(
-                Cause(
-                    "FieldValueNotSupported",
-                    f'Unsupported value: "{operator}": supported values: "Equal", "Exists"',
-                    f"{item}.operator",
-                )
-            )
-        effect = toleration.get("effect") or ""
-        if effect:
-            causes += one_of(f"{item}.effect", effect, TAINT_EFFECTS)
         if toleration.get("tolerationSeconds") is not None and effect != "NoExecute":
             causes.append(
                 field_invalid(f"{item}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
             )
+        if operator in ("Equal", ""):
+            problem = label_value_problem(value)
+            if problem:
+                causes.append(field_invalid(f"{item}.operator", value, problem))
+        elif operator == "Exists":
+            if value:
+                causes.append(
+                    field_invalid(f"{item}.operator", value, "value must be empty when `operator` is 'Exists'")
+                )
+        else:
+            causes.append(field_unsupported(f"{item}.operator", operator, TOLERATION_OPERATORS))
+        if effect:
+            causes += one_of(f"{item}.effect", effect, TAINT_EFFECTS)
     return causes
 
 

@@ -178,6 +178,25 @@ CASES: list[tuple[str, str, Obj, list[str]]] = [
         ],
     ),
     (
+        "tolerations: missing operator with no key, Exists with a value, unknown operator and effect",
+        "Pod",
+        pod(
+            tolerations=[
+                {"value": "x"},
+                {"key": "k", "operator": "Exists", "value": "v"},
+                {"key": "k", "operator": "In", "effect": "Never"},
+            ]
+        ),
+        [
+            'spec.tolerations[0].operator: Invalid value: "": operator must be Exists when `key` is empty,'
+            ' which means "match all values and all keys"',
+            "spec.tolerations[1].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
+            'spec.tolerations[2].operator: Unsupported value: "In": supported values: "Equal", "Exists"',
+            'spec.tolerations[2].effect: Unsupported value: "Never": supported values: "NoSchedule",'
+            ' "PreferNoSchedule", "NoExecute"',
+        ],
+    ),
+    (
         "activeDeadlineSeconds of 0",
         "Pod",
         pod(activeDeadlineSeconds=0),
