@@ -3,8 +3,8 @@
 Each check returns :class:`localkube.errors.Cause` values with the field path
 and message kube-apiserver uses; :func:`validate` picks the checks of a kind
 and the caller turns the causes into one 422 Invalid. Metadata checks common
-to every kind live in :mod:`localkube.meta`; CRDs and CSRs keep theirs in
-:mod:`localkube.crd` and :mod:`localkube.csr`.
+to every kind live in :mod:`localkube.meta`; CRDs keep theirs (structural
+schemas) in :mod:`localkube.crd`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from localkube.errors import Cause
 from localkube.validation import (
+    certificates,
     cluster,
     configs,
     coordination,
@@ -53,6 +54,7 @@ CREATE: dict[str, Check] = {
     "ClusterRole": rbac.validate_clusterrole,
     "RoleBinding": lambda obj: rbac.validate_binding(obj, cluster=False),
     "ClusterRoleBinding": lambda obj: rbac.validate_binding(obj, cluster=True),
+    "CertificateSigningRequest": certificates.validate_csr,
 }
 
 
@@ -72,6 +74,8 @@ UPDATE: dict[str, UpdateCheck] = {
     "PersistentVolumeClaim": storage.validate_pvc_update,
     "RoleBinding": lambda obj, old: rbac.validate_binding_update(obj, old, cluster=False),
     "ClusterRoleBinding": lambda obj, old: rbac.validate_binding_update(obj, old, cluster=True),
+    # spec is restored from the stored object on update; the approval and status rules are in localkube.csr
+    "CertificateSigningRequest": lambda obj, old: [],
 }
 
 

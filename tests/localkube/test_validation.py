@@ -26,6 +26,7 @@ import pytest
 
 from localkube import defaults
 from localkube.validation import validate
+from localkube.validation.certificates import USAGES
 from tests.servers import Raw
 
 Obj = dict[str, Any]
@@ -487,6 +488,21 @@ CASES: list[tuple[str, str, Obj, list[str]]] = [
         ],
     ),
     (
+        "CSR with no request, a signer without a path, an unknown and a repeated usage",
+        "CertificateSigningRequest",
+        {
+            "metadata": {"name": "c"},
+            "spec": {"request": "", "signerName": "example.com", "usages": ["client auth", "client auth", "flying"]},
+        },
+        [
+            'spec.request: Invalid value: "[]byte": PEM block type must be CERTIFICATE REQUEST',
+            'spec.signerName: Invalid value: "example.com": must be a fully qualified domain and path of the form'
+            " 'example.com/signer-name'",
+            'spec.usages[2]: Unsupported value: "flying": supported values: ' + ", ".join(f'"{u}"' for u in USAGES),
+            'spec.usages: Invalid value: "list": duplicate usages',
+        ],
+    ),
+    (
         "cluster role binding to a Role, service account without namespace",
         "ClusterRoleBinding",
         {
@@ -625,3 +641,23 @@ async def test_generate_name_is_validated_as_a_prefix(raw: Raw) -> None:
     )
     assert status == 422
     assert [c["field"] for c in answer["details"]["causes"]] == ["metadata.name", "metadata.generateName"]
+
+
+async def test_metadata_labels_and_annotation_size(raw: Raw) -> None:
+    labelled = {"metadata": {"name": "labelled", "labels": {"bad key": "v", "ok": "bad value!"}}}
+    status, answer, _ = await raw.request("POST", "/api/v1/namespaces/default/configmaps", labelled)
+    assert status == 422
+    assert [c["field"] for c in answer["details"]["causes"]] == ["metadata.labels", "metadata.labels"]
+    assert answer["details"]["causes"][0]["message"].startswith('Invalid value: "bad key": name part must consist of')
+    big = {"metadata": {"name": "annotated", "annotations": {"a": "x" * 262144}}}
+    status, answer, _ = await raw.request("POST", "/api/v1/namespaces/default/configmaps", big)
+    assert status == 422
+    assert answer["details"]["causes"] == [
+        {
+            "reason": "FieldValueTooLong",
+            "message": "Too long: may not be more than 262144 bytes",
+            "field": "metadata.annotations",
+        }
+    ]
+    fits = {"metadata": {"name": "annotated", "annotations": {"a": "x" * 262143}}}
+    assert (await raw.request("POST", "/api/v1/namespaces/default/configmaps", fits))[0] == 201
