@@ -157,6 +157,11 @@ def label_selector(path: str, selector: Obj) -> list[Cause]:
     return causes
 
 
+def go_strings(values: list[Any]) -> GoLiteral:
+    """A []string as Go's %#v prints it in an Invalid value."""
+    return GoLiteral("[]string{" + ", ".join(f'"{v}"' for v in values) + "}")
+
+
 def go_map(value: Obj) -> GoLiteral:
     """A map[string]string as Go's %#v prints it in an Invalid value."""
     items = ", ".join(f'"{k}":"{v}"' for k, v in sorted(value.items()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from localkube.errors import Cause, GoLiteral, field_invalid, field_required, field_unsupported
-from localkube.validation.fields import list_at, obj_at
+from localkube.validation.fields import go_strings, list_at, obj_at
 
 Obj = dict[str, Any]
 
@@ -19,14 +19,14 @@ def _rule(rule: Obj, path: str, namespaced: bool) -> list[Cause]:
         if namespaced:
             causes.append(
                 field_invalid(
-                    f"{path}.nonResourceURLs", _go_strings(urls), "namespaced rules cannot apply to non-resource URLs"
+                    f"{path}.nonResourceURLs", go_strings(urls), "namespaced rules cannot apply to non-resource URLs"
                 )
             )
         if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
             causes.append(
                 field_invalid(
                     f"{path}.nonResourceURLs",
-                    _go_strings(urls),
+                    go_strings(urls),
                     "rules cannot apply to both regular resources and non-resource URLs",
                 )
             )
@@ -36,11 +36,6 @@ def _rule(rule: Obj, path: str, namespaced: bool) -> list[Cause]:
     if not rule.get("resources"):
         causes.append(field_required(f"{path}.resources", "resource rules must supply at least one resource"))
     return causes
-
-
-def _go_strings(values: list[Any]) -> GoLiteral:
-    """A []string as Go's %#v prints it."""
-    return GoLiteral("[]string{" + ", ".join(f'"{v}"' for v in values) + "}")
 
 
 def validate_role(obj: Obj) -> list[Cause]:

@@ -10,6 +10,7 @@ from localkube.validation.fields import (
     dns_label,
     dns_subdomain,
     duplicates,
+    go_strings,
     int_or_port_name,
     labels,
     list_at,
@@ -70,10 +71,29 @@ def validate_service(obj: Obj) -> list[Cause]:
     return causes
 
 
+def _headless(spec: Obj) -> bool:
+    return spec.get("clusterIP") == "None"
+
+
 def validate_service_update(obj: Obj, old: Obj) -> list[Cause]:
+    """validateUpgradeDowngradeClusterIPs: an allocated cluster IP stays (ExternalName and headless aside)."""
     causes = validate_service(obj)
     old_spec, spec = obj_at(old.get("spec")), obj_at(obj.get("spec"))
-    old_ip, new_ip = old_spec.get("clusterIP"), spec.get("clusterIP")
-    if old_ip and new_ip != old_ip and spec.get("type") != "ExternalName":
-        causes.append(field_invalid("spec.clusterIPs[0]", new_ip or "", "may not change once set"))
+    if "ExternalName" in (spec.get("type"), old_spec.get("type")) or (_headless(spec) and _headless(old_spec)):
+        return causes
+    old_ips = list_at(old_spec.get("clusterIPs"))
+    new_ips = list_at(spec.get("clusterIPs"))
+    ip = spec.get("clusterIP")
+    if ip and old_ips and (not new_ips or new_ips == old_ips) and ip != old_ips[0]:
+        new_ips = [ip, *old_ips[1:]]  # a changed clusterIP carries into clusterIPs, as PrepareForUpdate does
+    if len(new_ips) == len(old_ips):
+        for index, (before, after) in enumerate(zip(old_ips, new_ips, strict=True)):
+            if before != after:
+                causes.append(
+                    field_invalid(f"spec.clusterIPs[{index}]", go_strings(new_ips), "may not change once set")
+                )
+    elif not new_ips:
+        causes.append(field_invalid("spec.clusterIPs[0]", go_strings([]), "primary clusterIP can not be unset"))
+    elif new_ips[0] != old_ips[0]:
+        causes.append(field_invalid("spec.clusterIPs[0]", go_strings(new_ips), "may not change once set"))
     return causes

@@ -526,6 +526,20 @@ def test_validation(kind: str, obj: Obj, expected: list[str]) -> None:
 
 UPDATES: list[tuple[str, str, Obj, Obj, list[str]]] = [
     (
+        "service cluster IP may not change",
+        "Service",
+        service(clusterIP="10.96.0.10", clusterIPs=["10.96.0.10"]),
+        service(clusterIP="10.96.0.11"),
+        ['spec.clusterIPs[0]: Invalid value: []string{"10.96.0.11"}: may not change once set'],
+    ),
+    (
+        "headless service may become headless again",
+        "Service",
+        service(clusterIP="None", clusterIPs=["None"]),
+        service(clusterIP="None", clusterIPs=["None"]),
+        [],
+    ),
+    (
         "deployment selector is immutable",
         "Deployment",
         workload("Deployment"),
