@@ -219,3 +219,15 @@ def test_generator_reads_go_tags(tmp_path: Path) -> None:
         "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"creationTimestamp": None},
     }
     assert json.dumps(table)  # plain data, as committed
+
+
+def test_table_matches_the_schemas_release() -> None:
+    """The table is generated from the Go modules of the release whose schemas localkube loads
+    (v1.32 <-> v0.32); bumping one without regenerating the other fails here."""
+    from importlib import resources
+
+    from localkube.builtin_schemas import KUBERNETES_VERSION
+
+    document = json.loads(resources.files("localkube").joinpath("zero_fields.json").read_text())
+    minor = KUBERNETES_VERSION.removeprefix("v1.").split(".")[0]
+    assert document["source"].endswith(f"v0.{minor}.0")
