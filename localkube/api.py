@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from localkube import autoscaling, builtin_schemas
+from localkube import admission, autoscaling, builtin_schemas, validation, zero_values
 from localkube import crd as crds
 from localkube.decoding import decode_body
 from localkube.errors import (
@@ -253,6 +253,7 @@ class ResourceAPI:
         causes = validate_metadata(obj, rt.kind, rt.namespaced)
         strategy = strategy_for(rt.kind)
         if not rt.custom:
+            causes += validation.validate(rt.kind, obj, old)
             causes += strategy.validate(obj) if old is None else strategy.validate_update(obj, old)
         elif rt.schema is not None:
             causes += crds.validate_custom_resource(obj, rt.schema)
@@ -312,8 +313,12 @@ class ResourceAPI:
             meta["generation"] = 1
         if rt.status and rt.kind not in ("Namespace", "Service", "Pod"):
             obj.pop("status", None)
+        if not rt.custom:
+            admission.admit(self.store, rt.kind, obj, None)
         self.escalation_check(rt, "", obj, None, context)
         strategy_for(rt.kind).prepare_create(obj, context)
+        if not rt.custom:
+            zero_values.fill(obj, rt.group, rt.version, rt.kind)
         self._validate(rt, obj, None)
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
@@ -442,6 +447,10 @@ class ResourceAPI:
                 else:
                     obj.pop("status", None)
             strategy_for(rt.kind).prepare_update(obj, old, context)
+            if not rt.custom:
+                admission.admit(self.store, rt.kind, obj, old)
+        if not rt.custom:
+            zero_values.fill(obj, rt.group, rt.version, rt.kind)
         meta = _meta(obj)
         for key in (
             "uid",

@@ -19,7 +19,6 @@ from localkube.errors import (
     Cause,
     field_forbidden,
     field_invalid,
-    field_required,
     field_unsupported,
     forbidden,
     invalid,
@@ -29,45 +28,12 @@ from localkube.meta import now_time
 from localkube.pki import CertificateAuthority
 from localkube.rbac import Authorizer
 from localkube.resources import ResourceType
+from localkube.validation.certificates import parse_request
 
 Obj = dict[str, Any]
 
-USAGES = [
-    "signing",
-    "digital signature",
-    "content commitment",
-    "key encipherment",
-    "key agreement",
-    "data encipherment",
-    "cert sign",
-    "crl sign",
-    "encipher only",
-    "decipher only",
-    "any",
-    "server auth",
-    "client auth",
-    "code signing",
-    "email protection",
-    "s/mime",
-    "ipsec end system",
-    "ipsec tunnel",
-    "ipsec user",
-    "timestamping",
-    "ocsp signing",
-    "microsoft sgc",
-    "netscape sgc",
-]
 CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
 CLIENT_USAGES = {"digital signature", "key encipherment", "client auth"}
-
-
-def parse_request(spec: Obj) -> x509.CertificateSigningRequest:
-    """The PKCS#10 request in ``spec.request`` (base64 of PEM); ValueError when invalid."""
-    pem = base64.b64decode(str(spec.get("request", "")), validate=True)
-    request = x509.load_pem_x509_csr(pem)
-    if not request.is_signature_valid:
-        raise ValueError("the request's signature is invalid")
-    return request
 
 
 class CSRStrategy(Strategy):
@@ -89,42 +55,6 @@ class CSRStrategy(Strategy):
         obj["spec"] = copy.deepcopy(old.get("spec", {}))
         if "status" in old:
             obj["status"] = copy.deepcopy(old["status"])
-
-    def validate(self, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        causes: list[Cause] = []
-        try:
-            parse_request(spec)
-        except (ValueError, TypeError):
-            causes.append(field_invalid("spec.request", "[]byte", "PEM block type must be CERTIFICATE REQUEST"))
-        signer = spec.get("signerName")
-        if not signer:
-            causes.append(field_required("spec.signerName"))
-        elif signer == "kubernetes.io/legacy-unknown":
-            causes.append(
-                field_invalid("spec.signerName", signer, "the legacy signerName is not allowed via this API version")
-            )
-        usages = spec.get("usages") or []
-        if not usages:
-            causes.append(field_required("spec.usages"))
-        for index, usage in enumerate(usages):
-            if usage not in USAGES:
-                causes.append(field_unsupported(f"spec.usages[{index}]", usage, USAGES))
-        if len(set(usages)) != len(usages):
-            causes.append(field_invalid("spec.usages", usages, "duplicate usages"))
-        expiration = spec.get("expirationSeconds")
-        if expiration is not None and (not isinstance(expiration, int) or expiration < 600):
-            causes.append(
-                field_invalid(
-                    "spec.expirationSeconds",
-                    expiration,
-                    "may not specify a duration less than 600 seconds (10 minutes)",
-                )
-            )
-        return causes
-
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        return []
 
 
 register("CertificateSigningRequest", CSRStrategy())

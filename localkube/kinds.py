@@ -1,9 +1,11 @@
-"""Per-kind behaviour of built-in resources: defaults, validation, immutable fields,
-field selectors and kubectl table columns.
+"""Per-kind strategies of built-in resources: what the server sets on create and
+restores on update, and which field selectors a kind accepts.
 
-Workloads are stored, never reconciled: only the defaults the real API server
-applies are added, so kubectl's apply diffs and tests see what they would see
-against kube-apiserver.
+The defaults come from :mod:`localkube.defaults`, admission from
+:mod:`localkube.admission`, validation from :mod:`localkube.validation`
+(strategies here add only the checks that need the server's state). Workloads
+are stored, never reconciled: only what the real API server sets is added, so
+kubectl's apply diffs and tests see what they would see against kube-apiserver.
 """
 
 from __future__ import annotations
@@ -12,19 +14,11 @@ import base64
 import binascii
 import copy
 import ipaddress
-import re
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
-from localkube.errors import (
-    Cause,
-    bad_request,
-    field_forbidden,
-    field_invalid,
-    field_required,
-    field_too_long,
-    field_unsupported,
-)
+from localkube import defaults
+from localkube.errors import Cause, bad_request, field_invalid
 from localkube.meta import (
     canonical_microtime,
     canonical_time,
@@ -35,9 +29,6 @@ from localkube.meta import (
 )
 
 Obj = dict[str, Any]
-
-DATA_LIMIT = 1048576
-_DATA_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 COMMON_FIELDS = ("metadata.name", "metadata.namespace")
 FIELD_SELECTORS: dict[str, tuple[str, ...]] = {
@@ -82,60 +73,6 @@ def field_supported(kind: str, custom_fields: tuple[str, ...] = ()) -> Callable[
     """Which field selectors a kind accepts."""
     allowed = set(COMMON_FIELDS) | set(FIELD_SELECTORS.get(kind, ())) | set(custom_fields)
     return allowed.__contains__
-
-
-# ---- data checks -----------------------------------------------------------
-
-
-def _check_data_keys(obj: Obj, *fields: str) -> list[Cause]:
-    causes: list[Cause] = []
-    total = 0
-    seen: set[str] = set()
-    for field in fields:
-        data = obj.get(field)
-        if data is None:
-            continue
-        if not isinstance(data, dict):
-            causes.append(field_invalid(field, data, "must be a map"))
-            continue
-        for key, value in data.items():
-            if not _DATA_KEY.fullmatch(key) or len(key) > 253:
-                causes.append(
-                    field_invalid(
-                        f"{field}",
-                        key,
-                        "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',"
-                        "  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
-                    )
-                )
-            if key in seen:
-                causes.append(field_invalid(f"{field}", key, "duplicate of key present in data"))
-            seen.add(key)
-            total += len(str(value))
-    if total > DATA_LIMIT:
-        causes.append(field_too_long("data", DATA_LIMIT))
-    return causes
-
-
-def _immutable(old: Obj, new: Obj, path: tuple[str, ...], label: str) -> Cause | None:
-    def get(o: Obj) -> Any:
-        node: Any = o
-        for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
-        return node
-
-    if get(old) != get(new):
-        return field_invalid(label, get(new), "field is immutable")
-    return None
-
-
-def _validate_with_fixed_selector(strategy: Strategy, obj: Obj, old: Obj) -> list[Cause]:
-    """validate_update of workloads: their ``spec.selector`` is immutable."""
-    causes = strategy.validate(obj)
-    change = _immutable(old, obj, ("spec", "selector"), "spec.selector")
-    if change:
-        causes.append(change)
-    return causes
 
 
 # ---- strategies -------------------------------------------------------------
@@ -186,23 +123,6 @@ class NamespaceStrategy(Strategy):
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
 
 
-class ConfigMapStrategy(Strategy):
-    def validate(self, obj: Obj) -> list[Cause]:
-        causes = _check_data_keys(obj, "data", "binaryData")
-        for key, value in (obj.get("data") or {}).items():
-            if not isinstance(value, str):
-                causes.append(field_invalid(f"data[{key}]", value, "must be a string"))
-        return causes
-
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        if old.get("immutable"):
-            for field in ("data", "binaryData", "immutable"):
-                if obj.get(field) != old.get(field):
-                    causes.append(field_forbidden(field, "field is immutable when `immutable` is set"))
-        return causes
-
-
 def _base64_error_offset(value: str) -> int:
     """Where Go's decoder stops: the first character outside the alphabet (line breaks
     are skipped), else the end of the last complete group."""
@@ -215,11 +135,6 @@ def _base64_error_offset(value: str) -> int:
 
 
 class SecretStrategy(Strategy):
-    REQUIRED_KEYS: ClassVar[dict[str, tuple[str, ...]]] = {
-        "kubernetes.io/tls": ("tls.crt", "tls.key"),
-        "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
-    }
-
     def _normalise(self, obj: Obj) -> None:
         data = obj.get("data") or {}
         if not isinstance(data, dict):
@@ -249,28 +164,6 @@ class SecretStrategy(Strategy):
 
     def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
         self._normalise(obj)
-
-    def validate(self, obj: Obj) -> list[Cause]:
-        causes = _check_data_keys(obj, "data")
-        kind = obj.get("type", "Opaque")
-        for key in self.REQUIRED_KEYS.get(kind, ()):
-            if key not in (obj.get("data") or {}):
-                causes.append(field_required(f"data[{key}]"))
-        if kind == "kubernetes.io/service-account-token" and not (obj["metadata"].get("annotations") or {}).get(
-            "kubernetes.io/service-account.name"
-        ):
-            causes.append(field_required("metadata.annotations[kubernetes.io/service-account.name]"))
-        return causes
-
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        if obj.get("type") != old.get("type"):
-            causes.append(field_invalid("type", obj.get("type"), "field is immutable"))
-        if old.get("immutable"):
-            for field in ("data", "immutable"):
-                if obj.get(field) != old.get(field):
-                    causes.append(field_forbidden(field, "field is immutable when `immutable` is set"))
-        return causes
 
 
 class ServiceStrategy(Strategy):
@@ -314,32 +207,6 @@ class ServiceStrategy(Strategy):
                 port.setdefault("protocol", "TCP")
                 port.setdefault("targetPort", port.get("port"))
 
-    def validate(self, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        causes = []
-        kind = spec.get("type", "ClusterIP")
-        if kind not in ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"):
-            causes.append(
-                field_unsupported("spec.type", kind, ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"])
-            )
-        ports = spec.get("ports") or []
-        if kind != "ExternalName" and not ports and spec.get("clusterIP") != "None":
-            causes.append(field_required("spec.ports"))
-        if len(ports) > 1:
-            names = [p.get("name") for p in ports if isinstance(p, dict)]
-            for index, name in enumerate(names):
-                if not name:
-                    causes.append(field_required(f"spec.ports[{index}].name"))
-        return causes
-
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        old_ip = (old.get("spec") or {}).get("clusterIP")
-        new_ip = (obj.get("spec") or {}).get("clusterIP")
-        if old_ip and new_ip != old_ip:
-            causes.append(field_invalid("spec.clusterIP", new_ip, "field is immutable"))
-        return causes
-
 
 def _decode_times(kind: str, obj: Obj, times: tuple[str, ...], micro_times: tuple[str, ...]) -> None:
     """Parse time fields the way the Go decoder does: reject what it cannot
@@ -368,12 +235,6 @@ class LeaseStrategy(Strategy):
     def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
         self.prepare_create(obj, context)
 
-    def validate(self, obj: Obj) -> list[Cause]:
-        duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
-        if duration is not None and (not isinstance(duration, int) or duration <= 0):
-            return [field_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
-        return []
-
 
 class EventStrategy(Strategy):
     def prepare_create(self, obj: Obj, context: Context) -> None:
@@ -382,53 +243,15 @@ class EventStrategy(Strategy):
     def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
         self.prepare_create(obj, context)
 
-    def validate(self, obj: Obj) -> list[Cause]:
-        involved = obj.get("involvedObject") or obj.get("regarding") or {}
-        namespace = obj["metadata"].get("namespace", "")
-        if involved.get("namespace") and namespace and involved["namespace"] != namespace:
-            return [field_invalid("involvedObject.namespace", involved["namespace"], "does not match event.namespace")]
-        return []
-
-
-def _pod_defaults(spec: Obj) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("securityContext", {})
-    for field in ("containers", "initContainers"):
-        for container in spec.get(field) or []:
-            if not isinstance(container, dict):
-                continue
-            container.setdefault("terminationMessagePath", "/dev/termination-log")
-            container.setdefault("terminationMessagePolicy", "File")
-            image = str(container.get("image", ""))
-            tail = image.rsplit("/", 1)[-1]
-            untagged = ":" not in tail and "@" not in tail
-            container.setdefault(
-                "imagePullPolicy", "Always" if untagged or tail.endswith(":latest") else "IfNotPresent"
-            )
-            container.setdefault("resources", {})
-            for port in container.get("ports") or []:
-                if isinstance(port, dict):
-                    port.setdefault("protocol", "TCP")
-
 
 class PodStrategy(Strategy):
     def prepare_create(self, obj: Obj, context: Context) -> None:
-        spec = obj.setdefault("spec", {})
-        _pod_defaults(spec)
-        spec.setdefault("serviceAccountName", "default")
-        spec.setdefault("serviceAccount", spec["serviceAccountName"])
-        spec.setdefault("enableServiceLinks", True)
-        spec.setdefault("priority", 0)
-        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        defaults.pod(obj)
+        spec = obj["spec"]
+        obj["status"] = {"phase": "Pending", "qosClass": defaults.qos_class(spec)}
 
-    def validate(self, obj: Obj) -> list[Cause]:
-        if not (obj.get("spec") or {}).get("containers"):
-            return [field_required("spec.containers")]
-        return []
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        defaults.pod(obj)
 
 
 def _template_spec(obj: Obj) -> Obj | None:
@@ -452,59 +275,7 @@ class WorkloadStrategy(Strategy):
         self._defaults(obj)
 
     def _defaults(self, obj: Obj) -> None:
-        spec = obj.setdefault("spec", {})
-        if self.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
-            spec.setdefault("replicas", 1)
-        if self.kind == "Deployment":
-            spec.setdefault(
-                "strategy",
-                {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
-            )
-            spec.setdefault("revisionHistoryLimit", 10)
-            spec.setdefault("progressDeadlineSeconds", 600)
-        if self.kind == "StatefulSet":
-            spec.setdefault("podManagementPolicy", "OrderedReady")
-            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
-            spec.setdefault("revisionHistoryLimit", 10)
-            spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
-        if self.kind == "DaemonSet":
-            spec.setdefault(
-                "updateStrategy",
-                {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
-            )
-            spec.setdefault("revisionHistoryLimit", 10)
-        pod = _template_spec(obj)
-        if pod is not None:
-            _pod_defaults(pod)
-            template_meta = spec["template"].setdefault("metadata", {})
-            template_meta.setdefault("creationTimestamp", None)
-
-    def validate(self, obj: Obj) -> list[Cause]:
-        spec = obj.get("spec") or {}
-        causes = []
-        selector = spec.get("selector")
-        if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            causes.append(field_required("spec.selector"))
-        else:
-            labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-            for key, value in (selector.get("matchLabels") or {}).items():
-                if labels.get(key) != value:
-                    causes.append(
-                        field_invalid(
-                            "spec.template.metadata.labels",
-                            labels,
-                            "`selector` does not match template `labels`",
-                        )
-                    )
-                    break
-        replicas = spec.get("replicas")
-        if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
-            causes.append(field_invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
-        if not (_template_spec(copy.deepcopy(obj)) or {}).get("containers"):
-            causes.append(field_required("spec.template.spec.containers"))
-        return causes
-
-    validate_update = _validate_with_fixed_selector
+        defaults.workload(self.kind, obj.setdefault("spec", {}))
 
 
 class JobStrategy(Strategy):
@@ -529,19 +300,7 @@ class JobStrategy(Strategy):
                     "job-name": name,
                 }
             )
-        pod = _template_spec(obj)
-        if pod is not None:
-            _pod_defaults(pod)
-            pod.setdefault("restartPolicy", "Never")
-
-    def validate(self, obj: Obj) -> list[Cause]:
-        pod = (((obj.get("spec") or {}).get("template") or {}).get("spec")) or {}
-        policy = pod.get("restartPolicy")
-        if policy not in ("Never", "OnFailure"):
-            return [field_unsupported("spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"])]
-        return []
-
-    validate_update = _validate_with_fixed_selector
+        defaults.pod_template(spec.get("template"))
 
 
 class CronJobStrategy(Strategy):
@@ -551,54 +310,39 @@ class CronJobStrategy(Strategy):
         spec.setdefault("suspend", False)
         spec.setdefault("successfulJobsHistoryLimit", 3)
         spec.setdefault("failedJobsHistoryLimit", 1)
-        pod = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template")
-        if isinstance(pod, dict):
-            _pod_defaults(pod.setdefault("spec", {}))
+        job = (spec.get("jobTemplate") or {}).get("spec")
+        if isinstance(job, dict):
+            defaults.pod_template(job.get("template"))
 
 
-class RBACBindingStrategy(Strategy):
-    def __init__(self, cluster: bool) -> None:
-        self.cluster = cluster
+class RBACStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        defaults.rbac_subjects(obj)
 
-    def validate(self, obj: Obj) -> list[Cause]:
-        causes = []
-        ref = obj.get("roleRef") or {}
-        if ref.get("apiGroup") != "rbac.authorization.k8s.io":
-            causes.append(field_unsupported("roleRef.apiGroup", ref.get("apiGroup", ""), ["rbac.authorization.k8s.io"]))
-        allowed = ["ClusterRole"] if self.cluster else ["Role", "ClusterRole"]
-        if ref.get("kind") not in allowed:
-            causes.append(field_unsupported("roleRef.kind", ref.get("kind", ""), allowed))
-        if not ref.get("name"):
-            causes.append(field_required("roleRef.name"))
-        for index, subject in enumerate(obj.get("subjects") or []):
-            kind = subject.get("kind")
-            if kind not in ("User", "Group", "ServiceAccount"):
-                causes.append(field_unsupported(f"subjects[{index}].kind", kind, ["ServiceAccount", "User", "Group"]))
-            if not subject.get("name"):
-                causes.append(field_required(f"subjects[{index}].name"))
-            if kind == "ServiceAccount" and self.cluster and not subject.get("namespace"):
-                causes.append(field_required(f"subjects[{index}].namespace"))
-        return causes
-
-    def validate_update(self, obj: Obj, old: Obj) -> list[Cause]:
-        causes = self.validate(obj)
-        if obj.get("roleRef") != old.get("roleRef"):
-            causes.append(field_invalid("roleRef", obj.get("roleRef"), "cannot change roleRef"))
-        return causes
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        defaults.rbac_subjects(obj)
 
 
-class RoleStrategy(Strategy):
-    def validate(self, obj: Obj) -> list[Cause]:
-        causes = []
-        for index, rule in enumerate(obj.get("rules") or []):
-            if not rule.get("verbs"):
-                causes.append(field_required(f"rules[{index}].verbs", "verbs must contain at least one value"))
-        return causes
+class PersistentVolumeClaimStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        defaults.persistent_volume_claim(obj)
+        obj["status"] = {"phase": "Pending"}
+
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        defaults.persistent_volume_claim(obj)
+
+
+class PersistentVolumeStrategy(Strategy):
+    def prepare_create(self, obj: Obj, context: Context) -> None:
+        defaults.persistent_volume(obj)
+        obj["status"] = {"phase": "Pending"}
+
+    def prepare_update(self, obj: Obj, old: Obj, context: Context) -> None:
+        defaults.persistent_volume(obj)
 
 
 STRATEGIES: dict[str, Strategy] = {
     "Namespace": NamespaceStrategy(),
-    "ConfigMap": ConfigMapStrategy(),
     "Secret": SecretStrategy(),
     "Service": ServiceStrategy(),
     "Lease": LeaseStrategy(),
@@ -610,10 +354,10 @@ STRATEGIES: dict[str, Strategy] = {
     "DaemonSet": WorkloadStrategy("DaemonSet"),
     "Job": JobStrategy(),
     "CronJob": CronJobStrategy(),
-    "RoleBinding": RBACBindingStrategy(cluster=False),
-    "ClusterRoleBinding": RBACBindingStrategy(cluster=True),
-    "Role": RoleStrategy(),
-    "ClusterRole": RoleStrategy(),
+    "RoleBinding": RBACStrategy(),
+    "ClusterRoleBinding": RBACStrategy(),
+    "PersistentVolumeClaim": PersistentVolumeClaimStrategy(),
+    "PersistentVolume": PersistentVolumeStrategy(),
 }
 
 DEFAULT_STRATEGY = Strategy()

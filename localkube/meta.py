@@ -155,6 +155,12 @@ def validate_metadata(obj: Obj, kind: str, namespaced: bool) -> list[Cause]:
         problem = name_problem(kind, name)
         if problem:
             causes.append(field_invalid("metadata.name", name, problem))
+    prefix = meta.get("generateName")
+    if isinstance(prefix, str) and prefix:
+        # a prefix may end with '-': validated as if that were a letter
+        problem = name_problem(kind, prefix[:-1] + "a" if prefix.endswith("-") else prefix)
+        if problem:
+            causes.append(field_invalid("metadata.generateName", prefix, problem))
     labels = meta.get("labels") or {}
     if not isinstance(labels, dict):
         causes.append(field_invalid("metadata.labels", labels, "must be a map"))
