@@ -307,13 +307,14 @@ async def test_integers_beyond_their_go_type_are_refused_with_the_field_path(raw
 
     pod: dict[str, Any] = {
         "metadata": {"name": "overflow"},
-        "spec": {"activeDeadlineSeconds": 2**63, "containers": [{"name": "c", "image": "nginx"}]},
+        # terminationGracePeriodSeconds: an int64 that validation bounds only below
+        "spec": {"terminationGracePeriodSeconds": 2**63, "containers": [{"name": "c", "image": "nginx"}]},
     }
     pods = "/api/v1/namespaces/default/pods?dryRun=All"
     status, refused, _ = await raw.request("POST", pods, pod)
     assert status == 400
-    assert "Go struct field PodSpec.spec.activeDeadlineSeconds of type int64" in refused["message"]
-    pod["spec"]["activeDeadlineSeconds"] = 2**63 - 1
+    assert "Go struct field PodSpec.spec.terminationGracePeriodSeconds of type int64" in refused["message"]
+    pod["spec"]["terminationGracePeriodSeconds"] = 2**63 - 1
     assert (await raw.request("POST", pods, pod))[0] == 201
     pod["spec"]["containers"][0]["ports"] = [{"containerPort": 1.5}]
     status, refused, _ = await raw.request("POST", pods, pod)
