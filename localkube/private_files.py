@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 DIRECTORY_MODE = 0o700
@@ -102,6 +103,13 @@ def write_private(path: Path, data: bytes, *, sync: bool = True) -> Path:
     if sync:
         fsync_directory(path.parent)
     return path
+
+
+def private_temporary_directory(parent: Path, prefix: str) -> Path:
+    """A new, empty, exactly 0700 directory ``parent/prefix*``."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    os.chmod(directory, DIRECTORY_MODE)  # mkdtemp's 0700 less the umask; still empty here
+    return directory
 
 
 def narrow(path: Path) -> None:

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from localkube.pki import CertificateAuthority, cert_pem
-from localkube.private_files import DIRECTORY_MODE, write_private
+from localkube.private_files import private_temporary_directory, write_private
 
 PREFIX = "localkube-serving-"
 
@@ -60,9 +60,8 @@ def server_context(ca: CertificateAuthority, hosts: list[str]) -> ssl.SSLContext
     parent = Path(tempfile.gettempdir())
     remove_stale(parent)
     cert, key = ca.issue_server(hosts)
-    directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+    directory = private_temporary_directory(parent, f"{PREFIX}{os.getpid()}-")
     try:
-        os.chmod(directory, DIRECTORY_MODE)  # mkdtemp's 0700 is narrowed by the umask; still empty here
         write_private(directory / "tls.crt", cert, sync=False)
         write_private(directory / "tls.key", key, sync=False)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
