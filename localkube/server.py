@@ -513,6 +513,10 @@ class LocalKube:
             return await token_request(self, request, namespace, info.name, identity)
         if method in ("GET", "HEAD"):
             if info.name:
+                # "not older than N": a get ahead of the server waits for it, then 504s (as lists do)
+                await paging.wait_until_fresh(
+                    self.store, paging.parse_resource_version(request.query.get("resourceVersion", ""))
+                )
                 return self._respond_object(request, rt, self.api.get(rt, namespace, info.name))
             if info.verb == "watch":
                 return await self._watch(request, rt, info.namespace if rt.namespaced else "", identity)

@@ -184,8 +184,9 @@ async def test_a_list_ahead_of_the_server_waits_then_answers_504(raw: Raw) -> No
         "retryAfterSeconds": 1,
     }
     token = _encoded({"v": "meta.k8s.io/v1", "rv": ahead, "start": "a"})
-    queries = [f"resourceVersion={ahead}", f"resourceVersion={ahead}&limit=5", f"limit=5&continue={token}"]
-    answers = await asyncio.gather(*(raw.request("GET", f"{CM}?{query}") for query in queries))
+    queries = [f"?resourceVersion={ahead}", f"?resourceVersion={ahead}&limit=5", f"?limit=5&continue={token}"]
+    queries.append(f"/kube-root-ca.crt?resourceVersion={ahead}")  # a get, too
+    answers = await asyncio.gather(*(raw.request("GET", f"{CM}{query}") for query in queries))
     for query, (status, body, _) in zip(queries, answers, strict=True):
         assert status == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge", query
 
