@@ -4,9 +4,10 @@ the writes since, with group commit and compaction by size.
 Durability: each write is appended to the journal (an ``O_APPEND`` file
 descriptor, no user-space buffer) as it is stored; :meth:`Journal.durable`
 returns once an fsync covering every write appended so far has finished. The
-server awaits it before any response is sent, so an acknowledged write
-survives a SIGKILL or a power cut, and one fsync serves every write that
-arrived while the previous one ran (group commit).
+server awaits it before any response is sent and before a watch event is
+written, so an acknowledged (or observed) write survives a SIGKILL or a power
+cut, and one fsync serves every write that arrived while the previous one ran
+(group commit).
 
 Concurrency: everything but the fsync itself runs on the event loop. The fsync
 runs in a worker thread on a duplicate of the descriptor, so the loop keeps

@@ -718,6 +718,7 @@ class LocalKube:
                 meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
                 obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
                 first_table[0] = False
+            await self.store.durable()  # no client sees a change that a crash could still undo
             await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
 
         if not fresh:

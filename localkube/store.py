@@ -115,7 +115,14 @@ class Store:
 
     def items(self, storage: str, namespace: str | None = None) -> list[Obj]:
         """Objects of a storage key in key order (namespace, then name)."""
-        return self.page(storage, namespace, rv=self.rv).items
+        objects = self._objects.get(storage, {})
+        order = self._order.get(storage, [])
+        lo, hi = (
+            (bisect.bisect_left(order, f"{namespace}/"), bisect.bisect_left(order, f"{namespace}0"))
+            if namespace
+            else (0, len(order))
+        )
+        return [objects[split_key(key)] for key in order[lo:hi]]
 
     def page(
         self,
