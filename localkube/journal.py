@@ -7,7 +7,9 @@ returns once an fsync covering every write appended so far has finished. The
 server awaits it before any response is sent and before a watch event is
 written, so an acknowledged (or observed) write survives a SIGKILL or a power
 cut, and one fsync serves every write that arrived while the previous one ran
-(group commit).
+(group commit). A failed fsync is final (the kernel may have dropped the
+pages): no answer is sent from then on (clients see the connection close, not
+an acknowledgement) until a restart reloads what is on disk.
 
 Concurrency: everything but the fsync itself runs on the event loop. The fsync
 runs in a worker thread on a duplicate of the descriptor, so the loop keeps
@@ -70,6 +72,8 @@ class Journal:
         self._synced = 0  # entries covered by a finished fsync
         self._flusher: asyncio.Task[None] | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        # a failed fsync may have dropped written pages; nothing is acknowledged after it
+        self._failure: OSError | None = None
 
     @property
     def size(self) -> int:
@@ -127,13 +131,20 @@ class Journal:
         if obj is not None:
             entry["o"] = obj
         line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
-        write_all(self._fd, line)
+        try:
+            write_all(self._fd, line)
+        except OSError as error:  # a full disk: memory now holds more than the journal
+            log.error("journal write failed, no write is acknowledged from now on: %s", error)
+            self._fail(error)
+            raise
         self._log_size += len(line)
         self._written += 1
         self._start_flusher()
 
     async def durable(self) -> None:
-        """Return once every write appended before the call is on disk."""
+        """Return once every write appended before the call is on disk; OSError once the disk failed."""
+        if self._failure is not None:
+            raise self._failure
         target = self._written
         if self._synced >= target or self._fd is None:
             return
@@ -164,7 +175,7 @@ class Journal:
             try:
                 await asyncio.to_thread(_fsync_and_close, os.dup(self._fd))
             except OSError as error:
-                log.error("journal fsync failed: %s", error)
+                log.error("journal fsync failed, no write is acknowledged from now on: %s", error)
                 self._fail(error)
                 return
             self._synced = max(self._synced, target)
@@ -196,6 +207,7 @@ class Journal:
         self._waiters = waiting
 
     def _fail(self, error: OSError) -> None:
+        self._failure = error
         for _, future in self._waiters:
             if not future.done():
                 future.set_exception(error)
@@ -205,7 +217,7 @@ class Journal:
         """Sync what is left and close; later appends are refused."""
         if self._fd is None:
             return
-        if self._synced < self._written:
+        if self._synced < self._written and self._failure is None:
             os.fsync(self._fd)
             self._synced = self._written
         self._wake()

@@ -5,6 +5,7 @@ serving key left behind by a killed server."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import re
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from localkube.journal import Journal
@@ -252,3 +254,38 @@ def test_no_serving_key_outlives_a_killed_server_and_leftovers_are_removed(tmp_p
         server.kill()
     assert sorted(p.name for p in tmp.iterdir()) == sorted([live.name, other.name])
     assert [p for p in tmp.rglob("tls.key") if p.parent not in (live, other)] == []
+
+
+def test_after_a_failed_fsync_nothing_is_acknowledged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = False
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if failing:
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    thread = ServerThread(ServerConfig(data_dir=tmp_path / "data")).start()
+    try:
+        raw = Raw(thread, thread.kubeconfig(tmp_path))
+
+        async def scenario() -> None:
+            nonlocal failing
+            status, _, _ = await raw.request("POST", LEASES, {"metadata": {"name": "before"}})
+            assert status == 201
+            failing = True
+            with pytest.raises(aiohttp.ClientError):
+                await raw.request("POST", LEASES, {"metadata": {"name": "lost"}})
+            failing = False
+            with pytest.raises(aiohttp.ClientError):
+                await raw.request("GET", f"{LEASES}/before")  # the disk is no longer trusted: no answers at all
+
+        asyncio.run(scenario())
+    finally:
+        thread.stop()
+    again = ServerThread(ServerConfig(data_dir=tmp_path / "data")).start()
+    try:
+        assert again.server.store.get("coordination.k8s.io/leases", "default", "before") is not None
+    finally:
+        again.stop()
