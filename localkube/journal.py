@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from localkube.private_files import private_directory, write_all, write_private
+from localkube.private_files import private_directory, remove_temporary_files, write_all, write_private
 
 log = logging.getLogger("localkube.journal")
 
@@ -59,6 +59,7 @@ class Journal:
 
     def __init__(self, directory: Path, compact_bytes: int = DEFAULT_COMPACT_BYTES) -> None:
         self.directory = private_directory(directory)
+        remove_temporary_files(directory)  # a snapshot half-written when the last run was killed
         self.snapshot = directory / "snapshot.json"
         self.log = directory / "journal.jsonl"
         self.compact_bytes = compact_bytes

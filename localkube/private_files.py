@@ -16,10 +16,12 @@ import contextlib
 import os
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 DIRECTORY_MODE = 0o700
 FILE_MODE = 0o600
+TEMPORARY_SUFFIX = ".tmp"
 
 
 def private_directory(path: Path, *, narrow_existing: bool = True) -> Path:
@@ -87,7 +89,7 @@ def open_private_append(path: Path) -> int:
 def write_private(path: Path, data: bytes, *, sync: bool = True) -> Path:
     """Replace ``path`` atomically with ``data`` in a 0600 file (fsynced, directory too,
     unless ``sync`` is false: a file that must not outlive a crash anyway)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}{TEMPORARY_SUFFIX}")
     tmp.unlink(missing_ok=True)  # left by a crash of this very pid number
     fd = create_private(tmp)
     try:
@@ -110,6 +112,13 @@ def private_temporary_directory(parent: Path, prefix: str) -> Path:
     directory = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(directory, DIRECTORY_MODE)  # mkdtemp's 0700 less the umask; still empty here
     return directory
+
+
+def remove_temporary_files(directory: Path) -> None:
+    """Remove what :func:`write_private` left in ``directory`` when a process died mid-write."""
+    for path in directory.glob(f".*{TEMPORARY_SUFFIX}"):
+        if path.is_file() and not path.is_symlink():
+            path.unlink(missing_ok=True)
 
 
 def narrow(path: Path) -> None:

@@ -84,10 +84,16 @@ def test_every_file_and_directory_is_private_even_with_umask_000(tmp_path: Path,
 
 def test_an_existing_data_directory_is_narrowed(tmp_path: Path, open_umask: None) -> None:
     data = tmp_path / "data"
-    data.mkdir(mode=0o777)
-    os.chmod(data, 0o777)
     with LocalKubeProcess(tmp_path / "admin.kubeconfig", data_dir=data):
+        pass
+    # as an older version left it, and a crash during a snapshot write
+    for path, mode in ((data, 0o777), (data / "state", 0o755), (data / "ca.crt", 0o644)):
+        os.chmod(path, mode)
+    leftover = data / "state" / ".snapshot.json.4242.1.tmp"
+    leftover.write_bytes(b'{"rv": 1, "obj')
+    with LocalKubeProcess(tmp_path / "again.kubeconfig", data_dir=data):
         _assert_private(data)
+        assert not leftover.exists()
 
 
 # files that hold keys, tokens or objects must be written by the private-file helpers only
