@@ -12,8 +12,10 @@ own snapshot writer: creating them over HTTP would take minutes).
 Also measured: the write rate with ``--data-dir`` (every answer waits for the
 journal's fsync; concurrent writes share one) against the in-memory rate, and
 paged lists of 500 in a namespace of 10,000 and of ``--objects`` ConfigMaps,
-walking every page: the first page, the middle one and the median page. A
-page costs its size, so the figures at both sizes should match within noise.
+walking every page: the first page, the middle one and the median page; and
+the store's own cost of a page (without HTTP, TLS and JSON, which dominate the
+figures above and share the machine's noise). A page costs its size, so the
+figures at both sizes should match within noise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.resources import CONFIGMAPS, NAMESPACES
 from localkube.journal import Journal
 from localkube.process import LocalKubeProcess
+from localkube.store import Store
 
 
 def rss_mib(pid: int) -> float:
@@ -123,6 +126,36 @@ async def page_walk(kubeconfig: Path, namespace: str) -> list[float]:
                 return times
 
 
+def store_pages(results: dict[str, float], template: dict[str, Any], counts: tuple[int, ...]) -> None:
+    """Microseconds for a page of 500 in the store alone (no HTTP, TLS or JSON), first and middle,
+    also with 1,000 changes since the page's snapshot to undo."""
+    for count in counts:
+        store = Store()
+        for index in range(count):
+            obj = copy.deepcopy(template)
+            obj["metadata"].update(name=f"bulk-{index}", namespace="bulk")
+            store.put("/configmaps", obj, "ADDED")
+        label = f"{count // 1000}k"
+        snapshot = {"rv": store.rv, "limit": 500}
+        middle = {**snapshot, "start": f"bulk/bulk-{count // 2}"}
+        results[f"store_page_{label}_first_us"] = timed(store, snapshot)
+        results[f"store_page_{label}_middle_us"] = timed(store, middle)
+        first = store.page("/configmaps", "bulk", rv=store.rv, limit=500).items
+        for index in range(1000):
+            store.put("/configmaps", copy.deepcopy(first[index % 500]), "MODIFIED")
+        results[f"store_page_{label}_middle_1000_changes_us"] = timed(store, middle)
+
+
+def timed(store: Store, options: dict[str, Any], rounds: int = 20) -> float:
+    """Median microseconds of ``rounds`` pages of ConfigMaps in namespace ``bulk``."""
+    times = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        store.page("/configmaps", "bulk", **options)
+        times.append((time.perf_counter() - began) * 1e6)
+    return statistics.median(times)
+
+
 async def settle(kubeconfig: Path) -> None:
     """Wait until a new server's start-up work (its controllers' first pass) is done."""
     async with KubeClient(from_kubeconfig(kubeconfig)) as client:
@@ -190,6 +223,7 @@ async def run(objects: int) -> dict[str, float]:
         async with KubeClient(from_kubeconfig(kubeconfig)) as client:
             template = await client.get(CONFIGMAPS, "item-0", "list")
             namespace = await client.get(NAMESPACES, "list")
+    store_pages(results, template, (10_000, objects))
     with tempfile.TemporaryDirectory() as tmp:
         # creating 100,000 objects over HTTP takes minutes: store them as the API did, in a snapshot
         seed(Path(tmp) / "data", template, namespace, objects)
@@ -230,7 +264,7 @@ def main() -> None:
         return
     print(f"localkube on {os.cpu_count()} CPUs")
     for key, value in results.items():
-        print(f"  {key:28s} {value:10.1f}")
+        print(f"  {key:40s} {value:10.1f}")
 
 
 if __name__ == "__main__":
