@@ -19,7 +19,8 @@ READY_PREFIX = "localkube serving on "
 
 
 class LocalKubeProcess:
-    """One ``localkube serve`` child; :meth:`start` returns once it serves."""
+    """One ``localkube serve`` child; :meth:`start` returns once it serves. ``env`` replaces
+    the child's environment (``None``: this process's); ``log`` is created 0600."""
 
     def __init__(
         self,
