@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from localkube.private_files import write_private
+
 PrivateKey = ec.EllipticCurvePrivateKey
 
 
@@ -96,10 +98,9 @@ class CertificateAuthority:
         return cls(cert, key)  # type: ignore[arg-type]
 
     def save(self, cert_file: Path, key_file: Path) -> None:
-        """Write the CA as PEM files (the key readable by the owner only)."""
-        cert_file.write_bytes(cert_pem(self.cert))
-        key_file.write_bytes(key_pem(self.key))
-        key_file.chmod(0o600)
+        """Write the CA as PEM files, created readable by the owner only."""
+        write_private(cert_file, cert_pem(self.cert))
+        write_private(key_file, key_pem(self.key))
 
     def issue(
         self,

@@ -4,6 +4,7 @@ a server from outside."""
 
 from __future__ import annotations
 
+import os
 import select
 import signal
 import subprocess
@@ -12,11 +13,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from localkube.private_files import open_private_append
+
 READY_PREFIX = "localkube serving on "
 
 
 class LocalKubeProcess:
-    """One ``localkube serve`` child; :meth:`start` returns once it serves."""
+    """One ``localkube serve`` child; :meth:`start` returns once it serves. ``env`` replaces
+    the child's environment (``None``: this process's); ``log`` is created 0600."""
 
     def __init__(
         self,
@@ -26,12 +30,14 @@ class LocalKubeProcess:
         port: int = 0,
         extra_args: tuple[str, ...] = (),
         log: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.kubeconfig = kubeconfig_out
         self.data_dir = data_dir
         self.port = port
         self.extra_args = extra_args
         self.log = log
+        self.env = env
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
         self._log_file: IO[str] | None = None
@@ -50,12 +56,13 @@ class LocalKubeProcess:
             command += ["--data-dir", str(self.data_dir)]
         command += list(self.extra_args)
         if self.log is not None:
-            self._log_file = self.log.open("a", encoding="utf-8")
+            self._log_file = os.fdopen(open_private_append(self.log), "a", encoding="utf-8")
         self._process = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
             stderr=self._log_file if self._log_file is not None else subprocess.DEVNULL,
             text=True,
+            env=self.env,
             start_new_session=True,  # a Ctrl-C in the caller's terminal is the caller's to handle
         )
         assert self._process.stdout is not None

@@ -31,18 +31,22 @@ def int_param(query: MultiMapping[str], name: str) -> int | None:
     return value
 
 
-def resource_version_param(query: MultiMapping[str]) -> int | None:
-    """``resourceVersion`` as storage parses it (``strconv.ParseUint``): None when absent, empty or "0"."""
-    text = query.get("resourceVersion", "")
+def parse_resource_version(text: str) -> int:
+    """A resourceVersion as storage parses it (``strconv.ParseUint``); "" and "0" are 0."""
     if text in ("", "0"):
-        return None
+        return 0
     if not _UNSIGNED.fullmatch(text):
         problem = "invalid syntax"
     elif int(text) > UINT64_MAX:
         problem = "value out of range"
     else:
-        return int(text) or None
+        return int(text)
     raise bad_request(f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": {problem}')
 
 
-__all__ = ["int_param", "resource_version_param"]
+def resource_version_param(query: MultiMapping[str]) -> int | None:
+    """The ``resourceVersion`` parameter: None when absent, empty or "0"."""
+    return parse_resource_version(query.get("resourceVersion", "")) or None
+
+
+__all__ = ["int_param", "parse_resource_version", "resource_version_param"]

@@ -15,7 +15,6 @@ import functools
 import json
 import logging
 import ssl
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from localkube import discovery, openapi
+from localkube import discovery, openapi, paging
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
@@ -38,7 +37,7 @@ from localkube.auth import (
 )
 from localkube.crd import established_status, is_established, resource_types
 from localkube.csr import admit as csr_admission
-from localkube.decoding import MAX_BODY_BYTES, load_json, read_body
+from localkube.decoding import MAX_BODY_BYTES, read_body
 from localkube.errors import (
     APIError,
     Cause,
@@ -55,17 +54,20 @@ from localkube.errors import (
 )
 from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
+from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority, subject_identity
-from localkube.query import int_param, resource_version_param
+from localkube.private_files import narrow, private_directory, write_private
+from localkube.query import int_param, parse_resource_version, resource_version_param
 from localkube.rbac import Authorizer
 from localkube.rbac_escalation import check_rbac_write
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
-from localkube.store import Event, Journal, Store
+from localkube.store import Event, Store
 
 log = logging.getLogger("localkube")
 
@@ -124,6 +126,8 @@ class ServerConfig:
     data_dir: Path | None = None
     hosts: list[str] = field(default_factory=lambda: ["127.0.0.1", "localhost"])
     history: int = 2000
+    # the journal is compacted into the snapshot beyond max(this, 2 × snapshot size)
+    journal_compact_bytes: int = DEFAULT_COMPACT_BYTES
     static_tokens: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     anonymous: bool = True
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
@@ -136,14 +140,16 @@ class LocalKube:
         self.config = config or ServerConfig()
         data_dir = self.config.data_dir
         if data_dir is not None:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            private_directory(data_dir)
             ca_cert, ca_key = data_dir / "ca.crt", data_dir / "ca.key"
             if ca_cert.exists() and ca_key.exists():
+                narrow(ca_cert)
+                narrow(ca_key)
                 self.ca = CertificateAuthority.load(ca_cert, ca_key)
             else:
                 self.ca = CertificateAuthority.create()
                 self.ca.save(ca_cert, ca_key)
-            journal: Journal | None = Journal(data_dir / "state")
+            journal: Journal | None = Journal(data_dir / "state", self.config.journal_compact_bytes)
         else:
             self.ca = CertificateAuthority.create()
             journal = None
@@ -158,7 +164,6 @@ class LocalKube:
         self.api.validating_admission = functools.partial(csr_admission, self.authorizer)
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.port = self.config.port
         self.static_tokens = dict(self.config.static_tokens)
         self._openapi = openapi.OpenAPIDocuments(self.registry)
@@ -176,18 +181,7 @@ class LocalKube:
         return cert_pem(self.ca.cert)
 
     def _ssl_context(self) -> ssl.SSLContext:
-        cert, key = self.ca.issue_server(list(dict.fromkeys([*self.config.hosts, self.config.host])))
-        self._tmp = tempfile.TemporaryDirectory(prefix="localkube-")
-        directory = Path(self._tmp.name)
-        (directory / "tls.crt").write_bytes(cert)
-        (directory / "tls.key").write_bytes(key)
-        (directory / "ca.crt").write_bytes(self.ca_pem())
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
-        context.load_verify_locations(directory / "ca.crt")
-        context.verify_mode = ssl.CERT_OPTIONAL
-        return context
+        return server_context(self.ca, list(dict.fromkeys([*self.config.hosts, self.config.host])))
 
     async def start(self) -> None:
         """Seed the cluster, start the controllers and listen."""
@@ -197,6 +191,8 @@ class LocalKube:
         app = web.Application(client_max_size=MAX_BODY + 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         app.on_response_prepare.append(_exact_media_type)
+        # no answer before the writes so far are on disk (one fsync serves all writes waiting)
+        app.on_response_prepare.append(lambda _request, _response: self.store.durable())
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.host, self.config.port, ssl_context=self._ssl_context())
@@ -226,9 +222,6 @@ class LocalKube:
             await self._runner.cleanup()
             self._runner = None
         self.store.close()
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
 
     async def __aenter__(self) -> LocalKube:
         await self.start()
@@ -269,10 +262,8 @@ class LocalKube:
         }
 
     def write_kubeconfig(self, path: Path, **kwargs: Any) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(self.kubeconfig(**kwargs), sort_keys=False))
-        path.chmod(0o600)
-        return path
+        private_directory(path.parent, narrow_existing=False)
+        return write_private(path, yaml.safe_dump(self.kubeconfig(**kwargs), sort_keys=False).encode())
 
     # -- seeding ------------------------------------------------------------------
     def _system_create(self, storage_rt: ResourceType, obj: Obj) -> None:
@@ -560,11 +551,14 @@ class LocalKube:
             return await token_request(self, request, namespace, info.name, identity)
         if method in ("GET", "HEAD"):
             if info.name:
-                resource_version_param(request.query)
+                # "not older than N": a get ahead of the server waits for it, then 504s (as lists do)
+                await paging.wait_until_fresh(
+                    self.store, parse_resource_version(request.query.get("resourceVersion", ""))
+                )
                 return self._respond_object(request, rt, self.api.get(rt, namespace, info.name))
             if info.verb == "watch":
                 return await self._watch(request, rt, info.namespace if rt.namespaced else "", identity)
-            return self._list(request, rt, info.namespace if rt.namespaced else "")
+            return await self._list(request, rt, info.namespace if rt.namespaced else "")
         if method == "POST":
             if info.name and not info.subresource:
                 raise method_not_allowed()
@@ -680,7 +674,7 @@ class LocalKube:
     def _matches(self, rt: ResourceType, obj: Obj, labels: list[Any], fields: list[Any]) -> bool:
         return labels_match(labels, obj["metadata"].get("labels")) and fields_match(fields, obj)
 
-    def _list(self, request: web.Request, rt: ResourceType, namespace: str) -> web.Response:
+    async def _list(self, request: web.Request, rt: ResourceType, namespace: str) -> web.Response:
         labels, fields = self._selectors(request, rt)
         query = request.query
         match = query.get("resourceVersionMatch", "")
@@ -688,34 +682,14 @@ class LocalKube:
         problem = _list_options_problem(match, rv_param, query.get("continue", ""))
         if problem is not None:
             raise invalid("ListOptions", "meta.k8s.io", "", [problem])
-        resource_version_param(query)
-        list_rv = self.store.rv
-        start_key: tuple[str, str] | None = None
-        token = query.get("continue", "")
-        if token:
-            try:
-                state = load_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-                list_rv = int(state["rv"])
-                start_key = (state["start"][0], state["start"][1])
-            except (ValueError, KeyError, TypeError, IndexError):
-                raise bad_request("invalid continue token: malformed") from None
-        items = [o for o in self.store.items(rt.storage_key, namespace or None) if self._matches(rt, o, labels, fields)]
-        if start_key is not None:
-            items = [o for o in items if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > start_key]
-        limit = int_param(query, "limit") or 0
-        meta: Obj = {"resourceVersion": str(list_rv)}
-        if limit > 0 and len(items) > limit:
-            last = items[limit - 1]["metadata"]
-            next_token = {
-                "v": "meta.k8s.io/v1",
-                "rv": list_rv,
-                "start": [last.get("namespace", ""), last["name"]],
-            }
-            meta["continue"] = base64.urlsafe_b64encode(json.dumps(next_token).encode()).decode().rstrip("=")
-            if not labels and not fields:
-                meta["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        views = [self.api._view(rt, o) for o in items]
+        selected = (lambda o: self._matches(rt, o, labels, fields)) if labels or fields else None
+        page = await paging.list_page(self.store, rt.storage_key, namespace, query, selected)
+        meta: Obj = {"resourceVersion": str(page.rv)}
+        if page.continue_token:
+            meta["continue"] = page.continue_token
+            if page.remaining is not None:
+                meta["remainingItemCount"] = page.remaining
+        views = [self.api._view(rt, o) for o in page.items]
         if rt.custom and rt.schema is not None:
             from localkube.crd import apply_defaults
 
@@ -767,10 +741,13 @@ class LocalKube:
         send_initial = _truthy(query.get("sendInitialEvents"))
         mode, include = self._accept(request)
         requested_rv = resource_version_param(query)
-        if requested_rv is not None and requested_rv > self.store.rv:
-            deadline = time.monotonic() + 3
-            while requested_rv > self.store.rv and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
+        # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
+        # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
+        fresh = (
+            requested_rv is None
+            or not send_initial
+            or await self.store.wait_for_rv(requested_rv, paging.TOO_LARGE_WAIT)
+        )
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         await response.prepare(request)
@@ -781,19 +758,12 @@ class LocalKube:
                 meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
                 obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
                 first_table[0] = False
+            await self.store.durable()  # no client sees a change that a crash could still undo
             await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
 
-        if requested_rv is not None and requested_rv > self.store.rv:
-            await send(
-                "ERROR",
-                APIError(
-                    504,
-                    "Timeout",
-                    f"Timeout: Too large resource version: {requested_rv}, current: {self.store.rv}",
-                    causes=[],
-                    retry_after=1,
-                ).status(),
-            )
+        if not fresh:
+            assert requested_rv is not None
+            await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
             return response
         watcher = self.store.subscribe(rt.storage_key)
         self.watch_count += 1
@@ -859,7 +829,8 @@ class LocalKube:
                         )
                         last_bookmark = time.monotonic()
                     continue
-                await self._send_event(send, rt, namespace, labels, fields, event)
+                if requested_rv is None or event.rv > requested_rv:
+                    await self._send_event(send, rt, namespace, labels, fields, event)
         except ConnectionResetError:
             return response
         finally:

@@ -1,5 +1,5 @@
-"""Object storage: one global resourceVersion, per-resource event history, watchers,
-and an optional journal on disk.
+"""Object storage: one global resourceVersion, objects per resource in key
+order, per-resource event history, watchers, and an optional journal on disk.
 
 Concurrency: everything runs on the server's event loop. A write assigns the
 next resourceVersion, stores the object, appends to the resource's history
@@ -7,23 +7,30 @@ and hands the event to every watcher's queue without awaiting, so a watch
 that snapshots and subscribes in one synchronous step never misses or
 repeats an event.
 
-Persistence: with a data directory every write is appended to a JSON-lines
-journal and flushed to the OS before the request is answered (a killed
-process loses nothing acknowledged); on start the snapshot is loaded, the
-journal replayed, and both compacted into a new snapshot.
+Order and pages: each resource keeps its keys (``namespace/name``, or
+``name`` when cluster-scoped, as the tail of kube-apiserver's etcd keys) in a
+sorted list maintained with bisect, so a page of a list costs its size plus a
+binary search, not a scan of the resource. A page at an older
+resourceVersion (a continue token's snapshot) is the current order with the
+changes since undone from the event history (each event keeps the object's
+previous state), so every page of one list shows the same snapshot; a
+snapshot older than the history raises :class:`SnapshotExpired`.
+
+Persistence: with a data directory every write goes to the journal
+(:mod:`localkube.journal`); :meth:`Store.durable` waits for its fsync.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
+import bisect
+import heapq
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from localkube.journal import Journal
 from localkube.values import clone
 
 Obj = dict[str, Any]
@@ -51,62 +58,28 @@ class Watcher:
     closed: bool = False
 
 
-class Journal:
-    """Append-only write log plus a snapshot, in one directory."""
+def flat_key(key: Key) -> str:
+    """``namespace/name`` (``name`` when cluster-scoped): the order of kube-apiserver's keys."""
+    return f"{key[0]}/{key[1]}" if key[0] else key[1]
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
-        self.snapshot = directory / "snapshot.json"
-        self.log = directory / "journal.jsonl"
-        self._out: TextIO | None = None
 
-    def load(self) -> tuple[int, dict[str, dict[Key, Obj]]]:
-        """The last resourceVersion and every stored object."""
-        rv = 0
-        data: dict[str, dict[Key, Obj]] = {}
-        if self.snapshot.exists():
-            state = json.loads(self.snapshot.read_text())
-            rv = int(state["rv"])
-            for storage, items in state["objects"].items():
-                data[storage] = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in items}
-        if self.log.exists():
-            with self.log.open() as lines:
-                for line in lines:
-                    if not line.endswith("\n"):
-                        break  # a torn last write was never acknowledged
-                    entry = json.loads(line)
-                    rv = max(rv, int(entry["rv"]))
-                    objects = data.setdefault(entry["s"], {})
-                    key = (entry["ns"], entry["n"])
-                    if entry["op"] == "put":
-                        objects[key] = entry["o"]
-                    else:
-                        objects.pop(key, None)
-        return rv, data
+def split_key(flat: str) -> Key:
+    namespace, _, name = flat.rpartition("/")
+    return namespace, name
 
-    def compact(self, rv: int, data: dict[str, dict[Key, Obj]]) -> None:
-        """Write a fresh snapshot and start an empty journal."""
-        self.close()
-        tmp = self.snapshot.with_suffix(".tmp")
-        state = {"rv": rv, "objects": {s: list(objs.values()) for s, objs in data.items()}}
-        tmp.write_text(json.dumps(state, separators=(",", ":")))
-        os.replace(tmp, self.snapshot)
-        self.log.write_text("")
 
-    def append(self, op: str, storage: str, key: Key, rv: int, obj: Obj | None) -> None:
-        if self._out is None:
-            self._out = self.log.open("a")
-        entry: dict[str, Any] = {"op": op, "s": storage, "ns": key[0], "n": key[1], "rv": rv}
-        if obj is not None:
-            entry["o"] = obj
-        self._out.write(json.dumps(entry, separators=(",", ":")) + "\n")
-        self._out.flush()
+class SnapshotExpired(Exception):
+    """The requested resourceVersion is older than the retained history."""
 
-    def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
+
+@dataclass
+class Page:
+    """One page of a list: its objects, where the next page starts (``None``
+    when this is the last) and how many objects follow (``None`` under a filter)."""
+
+    items: list[Obj]
+    next_start: str | None
+    remaining: int | None
 
 
 class Store:
@@ -114,6 +87,8 @@ class Store:
 
     def __init__(self, journal: Journal | None = None, history: int = DEFAULT_HISTORY) -> None:
         self._objects: dict[str, dict[Key, Obj]] = {}
+        # per storage key: flat keys of its objects, sorted
+        self._order: dict[str, list[str]] = {}
         self._history: dict[str, deque[Event]] = {}
         self._watchers: dict[str, set[Watcher]] = {}
         # controllers see every change of every kind, tagged with its storage key
@@ -121,11 +96,15 @@ class Store:
         self._history_size = history
         # per storage key: the newest resourceVersion no longer in the history
         self._forgotten: dict[str, int] = {}
+        # requests waiting for the resourceVersion to reach a value
+        self._rv_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.journal = journal
         self.rv = 0
         if journal is not None:
             self.rv, self._objects = journal.load()
             journal.compact(self.rv, self._objects)
+            journal.state = lambda: (self.rv, self._objects)
+        self._order = {storage: sorted(map(flat_key, objects)) for storage, objects in self._objects.items()}
         # events before this incarnation are not in any history
         self.base_rv = self.rv
 
@@ -135,10 +114,78 @@ class Store:
         return self._objects.get(storage, {}).get((namespace, name))
 
     def items(self, storage: str, namespace: str | None = None) -> list[Obj]:
-        """Objects of a storage key, sorted by namespace then name."""
+        """Objects of a storage key in key order (namespace, then name)."""
         objects = self._objects.get(storage, {})
-        keys = sorted(k for k in objects if namespace is None or k[0] == namespace)
-        return [objects[k] for k in keys]
+        order = self._order.get(storage, [])
+        lo, hi = (
+            (bisect.bisect_left(order, f"{namespace}/"), bisect.bisect_left(order, f"{namespace}0"))
+            if namespace
+            else (0, len(order))
+        )
+        return [objects[split_key(key)] for key in order[lo:hi]]
+
+    def page(
+        self,
+        storage: str,
+        namespace: str | None,
+        *,
+        rv: int,
+        start: str = "",
+        limit: int = 0,
+        matches: Callable[[Obj], bool] | None = None,
+    ) -> Page:
+        """Objects with keys from ``start`` on, as they were at ``rv``, at most ``limit`` (0: all)
+        of those ``matches`` accepts (``None``: all, and then ``remaining`` is counted)."""
+        order = self._order.get(storage, [])
+        objects = self._objects.get(storage, {})
+        # "/" + 1 == "0": every "namespace/..." key sorts between the two bounds
+        low = max(start, f"{namespace}/") if namespace else start
+        high = f"{namespace}0" if namespace else None
+        lo = bisect.bisect_left(order, low)
+        hi = len(order) if high is None else bisect.bisect_left(order, high)
+        then = self._changes_since(storage, rv)
+        undone = sorted(k for k in then if k >= low and (high is None or k < high))
+        items: list[Obj] = []
+        last: str | None = None
+        more = False
+        previous: str | None = None
+        for key in heapq.merge((order[i] for i in range(lo, hi)), undone):
+            if key == previous:
+                continue  # present now and changed since
+            previous = key
+            obj = then[key] if key in then else objects[split_key(key)]
+            if obj is None:
+                continue  # created after rv
+            if limit and len(items) == limit:
+                more = True
+                break
+            if matches is None or matches(obj):
+                items.append(obj)
+                last = key
+        if not more or last is None:
+            return Page(items, None, None)
+        remaining = None
+        if matches is None:
+            after = bisect.bisect_right(order, last)
+            remaining = max(hi - after, 0)
+            for key in undone:
+                if key > last:
+                    remaining += (then[key] is not None) - (split_key(key) in objects)
+        return Page(items, last + "\x00", remaining)
+
+    def _changes_since(self, storage: str, rv: int) -> dict[str, Obj | None]:
+        """Per flat key changed after ``rv``: its state at ``rv`` (``None``: absent then)."""
+        if rv >= self.rv:
+            return {}
+        if rv < self.oldest_retained(storage):
+            raise SnapshotExpired(rv)
+        then: dict[str, Obj | None] = {}
+        for event in reversed(self._history.get(storage, ())):
+            if event.rv <= rv:
+                break
+            meta = event.obj["metadata"]
+            then[flat_key((meta.get("namespace", ""), meta["name"]))] = event.old  # the earliest wins
+        return then
 
     def count(self, storage: str) -> int:
         return len(self._objects.get(storage, {}))
@@ -148,10 +195,30 @@ class Store:
 
     def namespaced_objects(self, namespace: str) -> Iterator[tuple[str, Obj]]:
         """Every object in a namespace, of any kind."""
-        for storage, objects in list(self._objects.items()):
-            for key, obj in list(objects.items()):
-                if key[0] == namespace:
-                    yield storage, obj
+        for storage in list(self._objects):
+            yield from ((storage, obj) for obj in self.items(storage, namespace))
+
+    async def durable(self) -> None:
+        """Return once every write so far is on disk (at once without a data directory)."""
+        if self.journal is not None:
+            await self.journal.durable()
+
+    async def wait_for_rv(self, rv: int, timeout: float) -> bool:
+        """Whether the resourceVersion reached ``rv`` within ``timeout`` seconds."""
+        if rv <= self.rv:
+            return True
+        future = asyncio.get_running_loop().create_future()
+        entry = (rv, future)
+        self._rv_waiters.append(entry)
+        try:
+            async with asyncio.timeout(timeout):
+                await future
+        except TimeoutError:
+            return False
+        finally:
+            if entry in self._rv_waiters:
+                self._rv_waiters.remove(entry)
+        return True
 
     # -- writes ------------------------------------------------------------
     def next_rv(self) -> int:
@@ -167,6 +234,8 @@ class Store:
         rv = self.next_rv()
         meta["resourceVersion"] = str(rv)
         objects[key] = obj
+        if old is None:
+            bisect.insort(self._order.setdefault(storage, []), flat_key(key))
         if self.journal is not None:
             self.journal.append("put", storage, key, rv, obj)
         self._emit(storage, Event(rv, event_type, obj, old))
@@ -178,6 +247,8 @@ class Store:
         old = objects.pop((namespace, name), None)
         if old is None:
             return None
+        order = self._order[storage]
+        del order[bisect.bisect_left(order, flat_key((namespace, name)))]
         rv = self.next_rv()
         final = clone(old)
         final["metadata"]["resourceVersion"] = str(rv)
@@ -199,6 +270,10 @@ class Store:
                 watcher.queue.put_nowait(event)
         for queue in self._global:
             queue.put_nowait((storage, event))
+        if self._rv_waiters:
+            for target, future in self._rv_waiters:
+                if target <= self.rv and not future.done():
+                    future.set_result(None)
 
     def subscribe(self, storage: str) -> Watcher:
         watcher = Watcher()

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from karmada.private_files import open_private_append, private_directory
+
 
 @dataclass
 class ProcessRecord:
@@ -43,8 +45,8 @@ def python_module(module: str) -> list[str]:
 
 def start(name: str, args: list[str], log: Path) -> ProcessRecord:
     """Start ``args`` detached from this process group, output appended to ``log``."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
+    private_directory(log.parent)
+    with os.fdopen(open_private_append(log), "ab") as out:
         process = subprocess.Popen(
             args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
         )

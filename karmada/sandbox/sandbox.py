@@ -33,6 +33,7 @@ from karmada.kube.kubeconfig import merge_kubeconfigs
 from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, SECRETS
 from karmada.pki import BootstrapToken
 from karmada.pki.pins import pins_for
+from karmada.private_files import private_directory, write_private
 from karmada.registration.member import AGENT_NAME, KUBECONFIG_SECRET, AgentSettings
 from karmada.registration.register import RegisterOptions, register
 from karmada.registration.tokens import create_token
@@ -80,7 +81,7 @@ class Sandbox:
 
     def save(self) -> None:
         state = {"processes": [p.to_dict() for p in self.processes], "members": self.members}
-        (self.directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+        write_private(self.directory / STATE_FILE, json.dumps(state, indent=2).encode())
 
     @property
     def karmada_config(self) -> Path:
@@ -120,7 +121,7 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     if len(set(options.members)) != len(options.members):
         raise SandboxError("member names must be unique")
     directory = options.directory
-    directory.mkdir(parents=True, exist_ok=True)
+    private_directory(directory)
     _check_directory(directory)
     began = time.monotonic()
     sandbox = Sandbox(directory, [], list(options.members))
@@ -198,8 +199,7 @@ async def _join(
         deployment = await member.get(DEPLOYMENTS, AGENT_NAME, settings.namespace)
         secret = await member.get(SECRETS, KUBECONFIG_SECRET, settings.namespace)
     credentials = sandbox.directory / name / "karmada-agent.kubeconfig"
-    credentials.write_bytes(base64.b64decode(secret["data"][KUBECONFIG_SECRET]))
-    credentials.chmod(0o600)
+    write_private(credentials, base64.b64decode(secret["data"][KUBECONFIG_SECRET]))
     command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
     args = [
         *python_module("agent"),
@@ -224,11 +224,11 @@ def _write_kubeconfigs(sandbox: Sandbox, control_plane: Path, members: dict[str,
         data["current-context"] = name
         return data
 
-    sandbox.karmada_config.write_text(yaml.safe_dump(renamed(control_plane, CONTROL_PLANE), sort_keys=False))
+    write_private(
+        sandbox.karmada_config, yaml.safe_dump(renamed(control_plane, CONTROL_PLANE), sort_keys=False).encode()
+    )
     merged = merge_kubeconfigs([renamed(path, name) for name, path in members.items()])
-    sandbox.members_config.write_text(yaml.safe_dump(merged, sort_keys=False))
-    for path in (sandbox.karmada_config, sandbox.members_config):
-        path.chmod(0o600)
+    write_private(sandbox.members_config, yaml.safe_dump(merged, sort_keys=False).encode())
 
 
 async def _wait_ready(client: KubeClient, members: list[str], timeout: float, sandbox: Sandbox) -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from localkube.auth import Attributes, Identity, with_authenticated
+from localkube.journal import Journal
 from localkube.rbac import Authorizer
-from localkube.store import Journal, Store
+from localkube.store import Store
 from tests.servers import Raw, ServerThread
 
 Obj = dict[str, Any]

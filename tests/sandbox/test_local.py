@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 from tests.programs import kubectl
 from tests.pullmode import wait_for
 from tests.servers import Kubectl, Plugin
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.lstat().st_mode)
+    except FileNotFoundError:  # a temporary file renamed meanwhile
+        return None
 
 
 def test_up_status_down(tmp_path: Path) -> None:
@@ -16,6 +24,10 @@ def test_up_status_down(tmp_path: Path) -> None:
     try:
         up = plugin("local", "up", "--dir", str(directory), "--members", "2", "--nodes-per-member", "2", timeout=120)
         assert "all 2 members Ready" in up.stdout
+        wider = [
+            p for p in [directory, *directory.rglob("*")] if _mode(p) not in (None, 0o700 if p.is_dir() else 0o600)
+        ]
+        assert wider == [], "every directory of the sandbox is 0700 and every file 0600"
         karmada = Kubectl(directory / "karmada.config", tmp_path / "cache")
         lines = karmada("get", "clusters").stdout.splitlines()
         assert [line.split()[0] for line in lines[1:]] == ["member1", "member2"]
