@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from localkube.decoding import load_json
 from localkube.errors import APIError, Cause, bad_request
-from localkube.query import parse_resource_version
+from localkube.query import int_param, parse_resource_version
 from localkube.store import SnapshotExpired, Store
 
 Obj = dict[str, Any]
@@ -52,7 +53,7 @@ def decode_continue(token: str) -> tuple[str, int]:
     """``(start key, resourceVersion)`` of a token; 400 as kube-apiserver words it when invalid."""
     invalid = "invalid continue token: continue key is not valid"
     try:
-        state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        state = load_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (ValueError, binascii.Error):
         raise bad_request(invalid) from None
     if not isinstance(state, dict):
@@ -93,12 +94,9 @@ class ExpiredContinue(APIError):
         return body
 
 
-def parse_limit(value: str) -> int:
+def parse_limit(query: Any) -> int:
     """The ``limit`` parameter (0 or negative: no limit)."""
-    try:
-        return max(int(value or 0), 0)
-    except ValueError:
-        raise bad_request(f'invalid limit "{value}"') from None
+    return max(int_param(query, "limit") or 0, 0)
 
 
 async def wait_until_fresh(store: Store, rv: int) -> None:
@@ -160,7 +158,7 @@ async def list_page(
     store: Store, storage: str, namespace: str, query: Any, matches: Callable[[Obj], bool] | None
 ) -> ListResult:
     """One page of a list request (``matches`` None: no selector, so the remaining count is known)."""
-    limit = parse_limit(query.get("limit", ""))
+    limit = parse_limit(query)
     read = await list_read(store, namespace, query, limit)
     try:
         page = store.page(storage, namespace or None, rv=read.rv, start=read.start, limit=limit, matches=matches)

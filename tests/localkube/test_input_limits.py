@@ -361,7 +361,8 @@ async def test_malformed_bodies_are_400_and_continue_tokens_too(raw: Raw) -> Non
     assert status == 400 and "malformed protobuf data" in refused["message"], refused
     deep_token = base64.urlsafe_b64encode(b"[" * 2000 + b"]" * 2000).decode()  # fits a request line
     status, refused, _ = await raw.request("GET", f"{CM}?limit=1&continue={deep_token}")
-    assert status == 400 and refused["message"] == "invalid continue token: malformed", refused
+    assert status == 400, refused
+    assert refused["message"].startswith("invalid continue token: continue key is not valid"), refused
 
 
 def _raise_from_depth(levels: int) -> None:
