@@ -26,16 +26,16 @@ from typing import Any
 
 import yaml
 
-from karmada.api.names import validate_cluster_name
 from karmada.install import InitOptions, init
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.kubeconfig import merge_kubeconfigs
 from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, SECRETS
 from karmada.pki import BootstrapToken
 from karmada.pki.pins import pins_for
+from karmada.registration.identity import validate_agent_cluster_name
 from karmada.registration.member import AGENT_NAME, KUBECONFIG_SECRET, AgentSettings
 from karmada.registration.register import RegisterOptions, register
-from karmada.registration.tokens import create_token
+from karmada.registration.tokens import create_token, delete_token
 from karmada.sandbox import DEFAULT_DIR
 from karmada.sandbox.processes import ProcessRecord, python_module, start, stop, wait_for_line
 
@@ -114,7 +114,7 @@ def _localkube(directory: Path, name: str, extra: list[str]) -> tuple[ProcessRec
 async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     """Start everything and wait until every member is Ready."""
     for name in options.members:
-        problems = validate_cluster_name(name)
+        problems = validate_agent_cluster_name(name)
         if problems:
             raise SandboxError(f'invalid member name "{name}": {problems[0]}')
     if len(set(options.members)) != len(options.members):
@@ -194,7 +194,11 @@ async def _join(
         rollout_timeout=0,
     )
     async with KubeClient(member_config) as member:
-        await register(member, register_options, lambda line: None)
+        try:
+            await register(member, register_options, lambda line: None)
+        finally:
+            # the token served this one registration: a leftover would let anyone who read it ask again
+            await delete_token(control_plane, token.id)
         deployment = await member.get(DEPLOYMENTS, AGENT_NAME, settings.namespace)
         secret = await member.get(SECRETS, KUBECONFIG_SECRET, settings.namespace)
     credentials = sandbox.directory / name / "karmada-agent.kubeconfig"
