@@ -52,6 +52,12 @@ def agent_user(cluster: str) -> str:
     return AGENT_USER_PREFIX + cluster
 
 
+def rotation_csr_name(cluster: str) -> str:
+    """The one CSR an agent renews its certificate with: a fixed name (its user name), so
+    its RBAC can name it instead of granting list/watch over every cluster's CSRs."""
+    return agent_user(cluster)
+
+
 @dataclass(frozen=True)
 class AgentRequest:
     """A CSR recognized as an agent's: for which cluster, and whether the agent itself asks."""

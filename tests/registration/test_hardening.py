@@ -63,9 +63,7 @@ def _events(pull_mode: PullMode, reason: str) -> list[dict[str, Any]]:
     return [e for e in events if e.get("reason") == reason]
 
 
-def test_no_second_identity_for_a_live_agent(
-    pull_mode: PullMode, member2: ServerThread, member3: ServerThread
-) -> None:
+def test_no_second_identity_for_a_live_agent(pull_mode: PullMode, member2: ServerThread, member3: ServerThread) -> None:
     first = pull_mode.register_command()
     assert _register(pull_mode, member2, first, "live", "live2-admin").returncode == 0
     agent = pull_mode.start_agent(member2, "live")
@@ -98,3 +96,33 @@ def test_no_second_identity_for_a_live_agent(
     assert new_holder == f"system:bootstrap:{token_id}" != registered_by
     pull_mode.start_agent(member2, "live")
     wait_for(lambda: pull_mode.ready("live") == "True", what="live Ready again")
+
+
+def test_an_agent_sees_only_its_own_csr(pull_mode: PullMode, member1: ServerThread) -> None:
+    from tests.servers import Kubectl
+
+    name = "csr-owner"
+    words = pull_mode.register_command()
+    assert _register(pull_mode, member1, words, name, "csr-owner-admin").returncode == 0
+    agent = Kubectl(pull_mode.agent_kubeconfig(member1, name), pull_mode.workdir / "cache")
+    own = f"certificatesigningrequests.certificates.k8s.io/system:karmada:agent:{name}"
+    answers = {
+        ("create", "certificatesigningrequests.certificates.k8s.io"): "yes",
+        ("get", own): "yes",
+        ("delete", own): "yes",
+        ("list", "certificatesigningrequests.certificates.k8s.io"): "no",
+        ("watch", "certificatesigningrequests.certificates.k8s.io"): "no",
+        ("get", "certificatesigningrequests.certificates.k8s.io/system:karmada:agent:other"): "no",
+        ("delete", "certificatesigningrequests.certificates.k8s.io/system:karmada:agent:other"): "no",
+    }
+    for (verb, what), expected in answers.items():
+        assert agent("auth", "can-i", verb, what, check=False).stdout.strip() == expected, (verb, what)
+    listed = agent("get", "csr", check=False)
+    assert listed.returncode == 1 and 'cannot list resource "certificatesigningrequests"' in listed.stderr
+    watched = agent("get", "csr", "--watch", "--request-timeout=5s", check=False)
+    assert watched.returncode == 1 and "Forbidden" in watched.stderr
+    # the registration's own CSR (made with the bootstrap token) is not readable by the agent either
+    csrs = json.loads(pull_mode.admin("get", "csr", "-o", "json").stdout)["items"]
+    registration = next(c["metadata"]["name"] for c in csrs if c["metadata"]["name"].startswith(f"{name}-"))
+    other = agent("get", "csr", registration, check=False)
+    assert other.returncode == 1 and 'cannot get resource "certificatesigningrequests"' in other.stderr
