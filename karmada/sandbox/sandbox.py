@@ -7,9 +7,16 @@ real pull-mode flow: a bootstrap token, ``register`` (discovery with JWS and CA
 pin, the agent's CSR, the member-side objects), and starts the agent with
 the command line of the agent Deployment register created (there is no
 kubelet to run it), reading its credentials from the Secret register wrote.
-It returns once every Cluster is Ready. Everything runs in the background;
-``sandbox.json`` in the directory records the processes for ``status`` and
-``down``.
+It returns once every Cluster is Ready. Everything runs in the background,
+each program under a supervisor that restarts it when it dies
+(:mod:`karmada.sandbox.supervisor`); ``sandbox.json`` in the directory records
+the processes for ``status`` and ``down``.
+
+Ports: every API server gets a fixed port chosen at the first ``up`` and kept
+in ``ports.json``, which ``down`` leaves in place: a restarted server (by its
+supervisor, or by ``down`` then ``up``) answers where the kubeconfigs already
+point. A remembered port that another program took meanwhile is replaced, and
+``up`` says so.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import shutil
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +49,7 @@ from karmada.sandbox import DEFAULT_DIR
 from karmada.sandbox.processes import ProcessRecord, python_module, start, stop, wait_for_line
 
 STATE_FILE = "sandbox.json"
+PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
 READY_MARKER = "localkube serving on "
 
@@ -69,6 +79,7 @@ class Sandbox:
     directory: Path
     processes: list[ProcessRecord]
     members: list[str]
+    ports: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, directory: Path) -> Sandbox | None:
@@ -76,11 +87,17 @@ class Sandbox:
         if not path.exists():
             return None
         data = json.loads(path.read_text())
-        return cls(directory, [ProcessRecord(**p) for p in data["processes"]], list(data["members"]))
+        processes = [ProcessRecord(**p) for p in data["processes"]]
+        return cls(directory, processes, list(data["members"]), dict(data.get("ports") or {}))
 
     def save(self) -> None:
-        state = {"processes": [p.to_dict() for p in self.processes], "members": self.members}
-        (self.directory / STATE_FILE).write_text(json.dumps(state, indent=2))
+        state = {"processes": [p.to_dict() for p in self.processes], "members": self.members, "ports": self.ports}
+        _write_private(self.directory / STATE_FILE, json.dumps(state, indent=2))
+        _write_private(self.directory / PORTS_FILE, json.dumps(self.ports, indent=2))
+
+    @property
+    def run_dir(self) -> Path:
+        return self.directory / "run"
 
     @property
     def karmada_config(self) -> Path:
@@ -103,11 +120,65 @@ def _check_directory(directory: Path) -> None:
             )
 
 
-def _localkube(directory: Path, name: str, extra: list[str]) -> tuple[ProcessRecord, Path]:
-    data = directory / name
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a file that is 0600 from the moment it exists."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+def _remembered_ports(directory: Path) -> dict[str, int]:
+    try:
+        data = json.loads((directory / PORTS_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # as the server will bind: SO_REUSEADDR, so connections in TIME_WAIT do not count
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _any_free_port(taken: set[int]) -> int:
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in taken:
+            return port
+
+
+def choose_ports(names: list[str], remembered: dict[str, int], say: Callable[[str], None]) -> dict[str, int]:
+    """A port per API server: the remembered one while it is free, else a new one."""
+    ports: dict[str, int] = {}
+    for name in names:
+        port = remembered.get(name)
+        if port and port not in ports.values() and _port_free(port):
+            ports[name] = port
+            continue
+        ports[name] = _any_free_port(set(ports.values()) | set(remembered.values()))
+        if port:
+            say(f"{name}: port {port} is taken by another program; using {ports[name]}")
+    return ports
+
+
+def _localkube(sandbox: Sandbox, name: str, extra: list[str]) -> tuple[ProcessRecord, Path]:
+    data = sandbox.directory / name
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
     kubeconfig = data / "admin.kubeconfig"
-    args = [*python_module("localkube"), "serve", "--port", "0", "--data-dir", str(data), "--kubeconfig-out"]
-    record = start(name, [*args, str(kubeconfig), *extra], directory / "logs" / f"{name}.log")
+    port = str(sandbox.ports[name])
+    args = [*python_module("localkube"), "serve", "--port", port, "--data-dir", str(data), "--kubeconfig-out"]
+    log = sandbox.directory / "logs" / f"{name}.log"
+    record = start(name, [*args, str(kubeconfig), *extra], log, sandbox.run_dir)
     return record, kubeconfig
 
 
@@ -120,10 +191,11 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     if len(set(options.members)) != len(options.members):
         raise SandboxError("member names must be unique")
     directory = options.directory
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     _check_directory(directory)
     began = time.monotonic()
-    sandbox = Sandbox(directory, [], list(options.members))
+    ports = choose_ports([CONTROL_PLANE, *options.members], _remembered_ports(directory), say)
+    sandbox = Sandbox(directory, [], list(options.members), ports)
     try:
         await _bring_up(sandbox, options, say)
     except BaseException:
@@ -136,7 +208,7 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
 
 async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[str], None]) -> None:
     directory = sandbox.directory
-    servers: dict[str, tuple[ProcessRecord, Path]] = {CONTROL_PLANE: _localkube(directory, CONTROL_PLANE, [])}
+    servers: dict[str, tuple[ProcessRecord, Path]] = {CONTROL_PLANE: _localkube(sandbox, CONTROL_PLANE, [])}
     simulation = [
         f"--simulate-nodes={options.nodes_per_member}",
         f"--node-cpu={options.node_cpu}",
@@ -146,7 +218,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
     if options.simulate_workloads:
         simulation.append("--simulate-workloads")
     for member in options.members:
-        servers[member] = _localkube(directory, member, [*simulation, f"--node-name-prefix={member}"])
+        servers[member] = _localkube(sandbox, member, [*simulation, f"--node-name-prefix={member}"])
     sandbox.processes.extend(record for record, _ in servers.values())
     sandbox.save()
     for name, (record, _) in servers.items():
@@ -161,6 +233,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
             "karmada-controlplane",
             [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
             directory / "logs" / "karmada-controlplane.log",
+            sandbox.run_dir,
         )
         sandbox.processes.append(controlplane)
         sandbox.save()
@@ -202,8 +275,7 @@ async def _join(
         deployment = await member.get(DEPLOYMENTS, AGENT_NAME, settings.namespace)
         secret = await member.get(SECRETS, KUBECONFIG_SECRET, settings.namespace)
     credentials = sandbox.directory / name / "karmada-agent.kubeconfig"
-    credentials.write_bytes(base64.b64decode(secret["data"][KUBECONFIG_SECRET]))
-    credentials.chmod(0o600)
+    _write_private(credentials, base64.b64decode(secret["data"][KUBECONFIG_SECRET]).decode())
     command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
     args = [
         *python_module("agent"),
@@ -213,7 +285,8 @@ async def _join(
         ),
         f"--kubeconfig={member_kubeconfig}",
     ]
-    record = start(f"karmada-agent-{name}", args, sandbox.directory / "logs" / f"karmada-agent-{name}.log")
+    log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
+    record = start(f"karmada-agent-{name}", args, log, sandbox.run_dir)
     sandbox.processes.append(record)
     sandbox.save()
     say(f"{name}: registered (token, CSR approved) and its agent started")
@@ -228,11 +301,9 @@ def _write_kubeconfigs(sandbox: Sandbox, control_plane: Path, members: dict[str,
         data["current-context"] = name
         return data
 
-    sandbox.karmada_config.write_text(yaml.safe_dump(renamed(control_plane, CONTROL_PLANE), sort_keys=False))
+    _write_private(sandbox.karmada_config, yaml.safe_dump(renamed(control_plane, CONTROL_PLANE), sort_keys=False))
     merged = merge_kubeconfigs([renamed(path, name) for name, path in members.items()])
-    sandbox.members_config.write_text(yaml.safe_dump(merged, sort_keys=False))
-    for path in (sandbox.karmada_config, sandbox.members_config):
-        path.chmod(0o600)
+    _write_private(sandbox.members_config, yaml.safe_dump(merged, sort_keys=False))
 
 
 async def _wait_ready(client: KubeClient, members: list[str], timeout: float, sandbox: Sandbox) -> None:
@@ -256,17 +327,18 @@ async def _wait_ready(client: KubeClient, members: list[str], timeout: float, sa
 
 
 def down(sandbox: Sandbox, say: Callable[[str], None]) -> None:
-    """Stop every process (agents first, API servers last) and remove the sandbox's files."""
+    """Stop every process (agents first, API servers last) and remove the sandbox's files,
+    but for the remembered ports."""
 
     def rank(record: ProcessRecord) -> int:
         if record.name.startswith("karmada-agent"):
             return 0
         return 1 if record.name == "karmada-controlplane" else 2
 
-    for record in sorted(sandbox.processes, key=rank):
-        if stop(record):
+    for level in range(3):
+        for record in stop([r for r in sandbox.processes if rank(r) == level]):
             say(f"stopped {record.name} (pid {record.pid})")
-    for name in [CONTROL_PLANE, *sandbox.members, "logs"]:
+    for name in [CONTROL_PLANE, *sandbox.members, "logs", "run"]:
         _remove_tree(sandbox.directory / name)
     for path in (sandbox.karmada_config, sandbox.members_config, sandbox.directory / STATE_FILE):
         path.unlink(missing_ok=True)
