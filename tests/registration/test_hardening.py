@@ -5,10 +5,13 @@ for a member whose agent is alive (a leaked or shared token)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from tests.pullmode import PullMode, wait_for
-from tests.servers import Plugin, ServerThread
+from tests.servers import Kubectl, Plugin, ServerThread, start_server
 
 
 def _register(pull_mode: PullMode, member: ServerThread, words: list[str], name: str, kubeconfig_user: str) -> Any:
@@ -98,13 +101,16 @@ def test_no_second_identity_for_a_live_agent(pull_mode: PullMode, member2: Serve
     wait_for(lambda: pull_mode.ready("live") == "True", what="live Ready again")
 
 
-def test_an_agent_sees_only_its_own_csr(pull_mode: PullMode, member1: ServerThread) -> None:
-    from tests.servers import Kubectl
+@pytest.fixture(scope="module")
+def fresh_member() -> Iterator[ServerThread]:
+    yield from start_server(port=0)
 
+
+def test_an_agent_sees_only_its_own_csr(pull_mode: PullMode, fresh_member: ServerThread) -> None:
     name = "csr-owner"
     words = pull_mode.register_command()
-    assert _register(pull_mode, member1, words, name, "csr-owner-admin").returncode == 0
-    agent = Kubectl(pull_mode.agent_kubeconfig(member1, name), pull_mode.workdir / "cache")
+    assert _register(pull_mode, fresh_member, words, name, "csr-owner-admin").returncode == 0
+    agent = Kubectl(pull_mode.agent_kubeconfig(fresh_member, name), pull_mode.workdir / "cache")
     own = f"certificatesigningrequests.certificates.k8s.io/system:karmada:agent:{name}"
     answers = {
         ("create", "certificatesigningrequests.certificates.k8s.io"): "yes",
