@@ -86,7 +86,8 @@ def measure(members: int, idle: float, works: int) -> dict[str, float]:
             agents = [rss_mib(_program(p)) for p in sandbox.processes if p.name.startswith("karmada-agent")]
             loaded = rss_mib(next(_program(p) for p in sandbox.processes if p.name == "karmada-agent-member1"))
             controlplane = [rss_mib(_program(p)) for p in sandbox.processes if p.name == "karmada-controlplane"]
-            servers = [rss_mib(_program(p)) for p in sandbox.processes if p.name.startswith(("member", "karmada-apiserver"))]
+            names = ("member", "karmada-apiserver")
+            servers = [rss_mib(_program(p)) for p in sandbox.processes if p.name.startswith(names)]
         finally:
             down(sandbox, lambda _: None)
     return {
