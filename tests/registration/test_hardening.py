@@ -4,7 +4,9 @@ for a member whose agent is alive (a leaked or shared token)."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,3 +134,35 @@ def test_an_agent_sees_only_its_own_csr(pull_mode: PullMode, fresh_member: Serve
     registration = next(c["metadata"]["name"] for c in csrs if c["metadata"]["name"].startswith(f"{name}-"))
     other = agent("get", "csr", registration, check=False)
     assert other.returncode == 1 and 'cannot get resource "certificatesigningrequests"' in other.stderr
+
+
+def test_a_bootstrap_token_may_only_ask_for_a_certificate(pull_mode: PullMode) -> None:
+    words = pull_mode.register_command()
+    token = words[words.index("--token") + 1]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "cp",
+                "cluster": {
+                    "server": pull_mode.server.url,
+                    "certificate-authority-data": base64.b64encode(pull_mode.server.server.ca_pem()).decode(),
+                },
+            }
+        ],
+        "users": [{"name": "bootstrap", "user": {"token": token}}],
+        "contexts": [{"name": "cp", "context": {"cluster": "cp", "user": "bootstrap"}}],
+        "current-context": "cp",
+    }
+    path = pull_mode.workdir / "bootstrap-token.kubeconfig"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(config, out)
+    bootstrap = Kubectl(path, pull_mode.workdir / "cache")
+    csrs = "certificatesigningrequests.certificates.k8s.io"
+    answers = {("create", csrs): "yes", ("get", f"{csrs}/x"): "yes", ("list", csrs): "no", ("watch", csrs): "no"}
+    for (verb, what), expected in answers.items():
+        assert bootstrap("auth", "can-i", verb, what, check=False).stdout.strip() == expected, (verb, what)
+    listed = bootstrap("get", "csr", check=False)
+    assert listed.returncode == 1 and 'cannot list resource "certificatesigningrequests"' in listed.stderr
