@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from agent.credentials import ControlPlaneCredentials
 from karmada.kube import KubeClient, KubeError
 from karmada.kube.resources import CSRS
-from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key, random_suffix
+from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key
 from karmada.registration.identity import CertificateRefused, agent_csr, wait_for_certificate
 
 log = logging.getLogger("agent.certrotation")
@@ -83,9 +83,16 @@ class CertificateRotator:
         info = certificate_info(cert)
         key = new_ec_key()
         request = client_csr(key, info.common_name, list(info.organizations))
-        name = f"{self.credentials.user_name}-{random_suffix()}"
+        # system:karmada:agent:<cluster> = rotation_csr_name(cluster): the only CSR the agent may read
+        name = info.common_name
         body = agent_csr(name, request, max(600, int(info.lifetime.total_seconds())))
-        await self.control_plane.create(CSRS, body)
+        try:
+            await self.control_plane.create(CSRS, body)
+        except KubeError as exc:
+            if not exc.already_exists:
+                raise
+            await self.control_plane.delete(CSRS, name)  # the previous rotation's
+            await self.control_plane.create(CSRS, body)
         log.info("requested a renewed certificate (CSR %s); %s left of the old one", name, _left(info.not_after))
         issued = await self._wait(name)
         await self._store(issued, key_pem(key))

@@ -19,7 +19,13 @@ from pathlib import Path
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.resources import WORKS
+from karmada.sandbox.processes import ProcessRecord
 from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
+
+
+def _program(record: ProcessRecord) -> int:
+    """The program's PID (``record.pid`` is its supervisor's)."""
+    return record.program_pid() or record.pid
 
 
 def rss_mib(pid: int) -> float:
@@ -77,10 +83,11 @@ def measure(members: int, idle: float, works: int) -> dict[str, float]:
         try:
             applied = asyncio.run(_apply_works(sandbox, works)) if works else 0.0
             time.sleep(idle)
-            agents = [rss_mib(p.pid) for p in sandbox.processes if p.name.startswith("karmada-agent")]
-            loaded = rss_mib(next(p.pid for p in sandbox.processes if p.name == "karmada-agent-member1"))
-            controlplane = [rss_mib(p.pid) for p in sandbox.processes if p.name == "karmada-controlplane"]
-            servers = [rss_mib(p.pid) for p in sandbox.processes if p.name.startswith(("member", "karmada-apiserver"))]
+            agents = [rss_mib(_program(p)) for p in sandbox.processes if p.name.startswith("karmada-agent")]
+            loaded = rss_mib(next(_program(p) for p in sandbox.processes if p.name == "karmada-agent-member1"))
+            controlplane = [rss_mib(_program(p)) for p in sandbox.processes if p.name == "karmada-controlplane"]
+            names = ("member", "karmada-apiserver")
+            servers = [rss_mib(_program(p)) for p in sandbox.processes if p.name.startswith(names)]
         finally:
             down(sandbox, lambda _: None)
     return {

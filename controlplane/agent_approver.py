@@ -10,8 +10,14 @@ own certificate) or ``.../clusteragent`` (a bootstrap token registering).
 - Registration: a cluster name nobody holds is granted to the requester: the
   control plane itself creates the Cluster (annotated with who registered
   it), the execution namespace, the agent's RBAC and its heartbeat Lease,
-  then approves. The same requester retrying gets the same answer; any other
-  identity asking for a held name is denied with the reason.
+  then approves. A name whose agent is alive (its Lease renewed within the
+  grace period) is denied to every bootstrap identity, the one that
+  registered it included: a leaked or shared token must not mint a second
+  identity for a live member. Otherwise the same requester retrying gets the
+  same answer; another identity gets a held name only once its agent has
+  been seen and its Lease has expired (re-registering a dead member); a name
+  whose agent never heartbeated is still being registered by its holder and
+  is denied to others.
 - A requester the SAR does not allow is left pending (an administrator may
   still approve by hand) and an event says why.
 
@@ -27,10 +33,12 @@ import logging
 from typing import Any
 
 from controlplane.cluster_controller import ensure_agent_access
+from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
-from karmada.kube.resources import CLUSTERS, CSRS, SUBJECT_ACCESS_REVIEWS
+from karmada.kube.resources import CLUSTERS, CSRS, LEASES, SUBJECT_ACCESS_REVIEWS
 from karmada.registration.access import registered_cluster
 from karmada.registration.identity import REGISTERED_BY_ANNOTATION, AgentRequest, decided, recognize
+from karmada.timestamps import parse_time, utcnow
 
 log = logging.getLogger("controlplane.agentcsr")
 Obj = dict[str, Any]
@@ -41,8 +49,9 @@ BOOTSTRAP_MESSAGE = "Auto approving karmada agent certificate after SubjectAcces
 class AgentApprover:
     """Reconciles one CSR by name."""
 
-    def __init__(self, client: KubeClient, csrs: Informer, recorder: EventRecorder) -> None:
+    def __init__(self, client: KubeClient, csrs: Informer, recorder: EventRecorder, grace_period: float = 40.0) -> None:
         self.client = client
+        self.grace_period = grace_period
         self.csrs = csrs
         self.recorder = recorder
         self.mapper = ResourceMapper(client)
@@ -87,6 +96,19 @@ class AgentApprover:
                     raise
                 cluster = await self.client.get(CLUSTERS, request.cluster)
         holder = ((cluster.get("metadata") or {}).get("annotations") or {}).get(REGISTERED_BY_ANNOTATION)
+        renewed = await self._last_renewal(request.cluster)
+        if renewed is not None and renewed < self.grace_period:
+            message = (
+                f'cluster "{request.cluster}" has a live agent (its Lease was renewed {renewed:.0f}s ago); '
+                "a bootstrap token cannot register it again: unregister it first, or stop its agent and "
+                f"retry once its Lease is older than {self.grace_period:g}s"
+            )
+            await self._deny(csr, "AgentAlive", message)
+            return
+        if holder != requester and renewed is not None:
+            # the agent was seen and is gone: its member may register again with a new token
+            cluster = await self._hand_over(cluster, requester)
+            holder = requester
         if holder != requester:
             message = (
                 f'cluster name "{request.cluster}" is already registered'
@@ -97,6 +119,23 @@ class AgentApprover:
             return
         await ensure_agent_access(self.client, self.mapper, request.cluster)
         await self._approve(csr, BOOTSTRAP_MESSAGE)
+
+    async def _last_renewal(self, cluster: str) -> float | None:
+        """Seconds since the cluster's agent last renewed its Lease; None when it never did."""
+        lease = await self.client.get_or_none(LEASES, cluster, NAMESPACE_KARMADA_CLUSTER)
+        renew_time = ((lease or {}).get("spec") or {}).get("renewTime")
+        if not renew_time:
+            return None
+        return max(0.0, (utcnow() - parse_time(renew_time)).total_seconds())
+
+    async def _hand_over(self, cluster: Obj, requester: str) -> Obj:
+        updated = copy.deepcopy(cluster)
+        updated["metadata"].setdefault("annotations", {})[REGISTERED_BY_ANNOTATION] = requester
+        stored: Obj = await self.client.update(CLUSTERS, updated)
+        log.info(
+            "cluster %s re-registered by %s after its agent's Lease expired", cluster["metadata"]["name"], requester
+        )
+        return stored
 
     async def _allowed(self, csr: Obj, subresource: str) -> bool:
         spec = csr.get("spec") or {}

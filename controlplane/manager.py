@@ -103,7 +103,7 @@ class ControlPlane:
         if "agentcsrapproving" in options.controllers:
             csrs = Informer(self.client, CSRS)
             informers.append(csrs)
-            approver = AgentApprover(self.client, csrs, recorder)
+            approver = AgentApprover(self.client, csrs, recorder, options.cluster_monitor_grace_period)
             approving: Controller[str] = Controller("agentcsrapproving", approver.reconcile)
             csrs.add_handler(lambda kind, obj, old: approving.enqueue(obj["metadata"]["name"]))
             controllers.append(approving)

@@ -11,10 +11,18 @@ from karmada.api.keys import TAINT_CLUSTER_NOT_READY, TAINT_CLUSTER_UNREACHABLE,
 
 Obj = dict[str, Any]
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_QUALIFIED = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+# apimachinery's label-key (qualified name) and label-value rules, with their messages
+# (fullmatch: Python's "$" would also match before a trailing newline)
+_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_NAME = re.compile(_NAME_FMT)
+_NAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
-_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_NAME_EXAMPLES = "(e.g. 'MyName',  or 'my.name',  or '123-abc', "
+_VALUE_FMT = f"({_NAME_FMT})?"
+_VALUE = re.compile(_VALUE_FMT)
+_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
 
 
 class TaintError(ValueError):
@@ -37,26 +45,139 @@ class TaintChange:
         return taint
 
 
-def parse_taint(spec: str) -> TaintChange:
-    """``key=value:Effect``, ``key:Effect``, ``key:Effect-`` or ``key-`` (kubectl taint syntax)."""
-    remove = spec.endswith("-")
-    body = spec[:-1] if remove else spec
-    key_value, _, effect = body.partition(":")
-    if not remove and not effect:
-        raise TaintError(f'invalid taint spec: {spec}, unknown taint spec "{spec}" (expected key[=value]:Effect)')
-    key, _, value = key_value.partition("=")
-    if remove and value:
-        raise TaintError(f"invalid taint spec: {spec}, a taint to remove is key or key:Effect")
-    if not key or len(key) > 316 or not _QUALIFIED.match(key):
-        raise TaintError(f'invalid taint spec: {spec}, invalid taint key "{key}": a qualified name is required')
-    if len(value) > 63 or not _VALUE.match(value):
-        raise TaintError(f'invalid taint spec: {spec}, invalid taint value "{value}"')
-    if effect and effect not in EFFECTS:
-        raise TaintError(
-            f'invalid taint spec: {spec}, unsupported taint effect "{effect}": '
-            'supported values are "NoSchedule", "PreferNoSchedule", "NoExecute"'
+def qualified_name_problems(key: str) -> list[str]:
+    """apimachinery's ``IsQualifiedName``: an optional DNS subdomain prefix and ``/``, then a name."""
+    problems: list[str] = []
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [
+            f"a valid label key {_NAME_MSG} {_NAME_EXAMPLES}regex used for validation is '{_NAME_FMT}') "
+            "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            problems.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > 253:
+                problems.append("prefix part must be no more than 253 bytes")
+            if not _SUBDOMAIN.fullmatch(prefix):
+                problems.append(
+                    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                    "'-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+                    f"regex used for validation is '{_SUBDOMAIN_FMT}')"
+                )
+    name = parts[-1]
+    if not name:
+        problems.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        problems.append("name part must be no more than 63 bytes")
+    if not _NAME.fullmatch(name):
+        problems.append(f"name part {_NAME_MSG} {_NAME_EXAMPLES}regex used for validation is '{_NAME_FMT}')")
+    return problems
+
+
+def label_value_problems(value: str) -> list[str]:
+    """apimachinery's ``IsValidLabelValue``."""
+    problems = ["must be no more than 63 bytes"] if len(value.encode()) > 63 else []
+    if not _VALUE.fullmatch(value):
+        problems.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+            f"regex used for validation is '{_VALUE_FMT}')"
         )
-    return TaintChange(key, value, effect, remove)
+    return problems
+
+
+def _parse_one(spec: str) -> tuple[str, str, str]:
+    """``key``, ``key:Effect`` or ``key[=value]:Effect`` (kubectl's ``parseTaint``); key, value, effect."""
+    parts = spec.split(":")
+    value = effect = ""
+    if len(parts) == 1:
+        key = parts[0]
+    elif len(parts) == 2:
+        effect = parts[1]
+        if effect not in EFFECTS:
+            raise TaintError(f"invalid taint effect: {effect}, unsupported taint effect")
+        key_value = parts[0].split("=")
+        if len(key_value) > 2:
+            raise TaintError(f"invalid taint spec: {spec}")
+        key = key_value[0]
+        if len(key_value) == 2:
+            value = key_value[1]
+            problems = label_value_problems(value)
+            if problems:
+                raise TaintError(f"invalid taint spec: {spec}, {'; '.join(problems)}")
+    else:
+        raise TaintError(f"invalid taint spec: {spec}")
+    problems = qualified_name_problems(key)
+    if problems:
+        raise TaintError(f"invalid taint spec: {spec}, {'; '.join(problems)}")
+    return key, value, effect
+
+
+def parse_taint(spec: str) -> TaintChange:
+    """One argument, as kubectl reads it: a trailing ``-`` removes (``key-``, ``key:Effect-``,
+    and, as kubectl allows, ``key=value:Effect-``, whose value is ignored); otherwise an
+    addition, which needs an effect."""
+    if spec.endswith("-"):
+        key, _, effect = _parse_one(spec[:-1])
+        return TaintChange(key, "", effect, True)
+    key, value, effect = _parse_one(spec)
+    if not effect:
+        raise TaintError(f"invalid taint spec: {spec}")
+    return TaintChange(key, value, effect, False)
+
+
+def parse_taints(specs: list[str]) -> list[TaintChange]:
+    """Every argument parsed; refuses two additions with the same key and effect, and an
+    addition and a removal of the same taint (kubectl's ``parseTaints`` and ``Validate``)."""
+    changes: list[TaintChange] = []
+    for spec in specs:
+        change = parse_taint(spec)
+        if not change.remove and any(
+            not c.remove and (c.key, c.effect) == (change.key, change.effect) for c in changes
+        ):
+            # Go's %v of a corev1.Taint value
+            raise TaintError(
+                f"duplicated taints with the same key and effect: {{{change.key} {change.value} {change.effect} <nil>}}"
+            )
+        changes.append(change)
+    conflicts = [
+        f"{removed.key}={removed.effect}"
+        for added in changes
+        if not added.remove
+        for removed in changes
+        if removed.remove and removed.key == added.key and removed.effect in ("", added.effect)
+    ]
+    if conflicts:
+        raise TaintError(
+            f"can not both modify and remove the following taint(s) in the same command: {', '.join(conflicts)}"
+        )
+    return changes
+
+
+def is_taint_argument(arg: str) -> bool:
+    """How kubectl tells a taint argument from a resource or name: ``=``, ``:`` or a trailing ``-``."""
+    return "=" in arg or ":" in arg or arg.endswith("-")
+
+
+def split_arguments(args: list[str]) -> tuple[list[str], list[str]]:
+    """``TYPE NAME... TAINT...`` into resources and taints, with kubectl's errors."""
+    resources: list[str] = []
+    taints: list[str] = []
+    for arg in args:
+        if is_taint_argument(arg):
+            taints.append(arg)
+        elif taints:
+            raise TaintError(f"all resources must be specified before taint changes: {arg}")
+        else:
+            resources.append(arg)
+    if not resources:
+        raise TaintError("one or more resources must be specified as <resource> <name>")
+    if not taints:
+        raise TaintError("at least one taint update is required")
+    return resources, taints
 
 
 def _same(a: Obj, b: Obj) -> bool:

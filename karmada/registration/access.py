@@ -11,7 +11,7 @@ from typing import Any
 
 from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER, SYSTEM_LABEL, SYSTEM_LABEL_VALUE
 from karmada.api.names import execution_space
-from karmada.registration.identity import CLUSTER_LABEL, REGISTERED_BY_ANNOTATION, agent_user
+from karmada.registration.identity import CLUSTER_LABEL, REGISTERED_BY_ANNOTATION, agent_user, rotation_csr_name
 
 Obj = dict[str, Any]
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -64,10 +64,14 @@ def agent_rbac(cluster: str) -> list[Obj]:
             "resources": ["resourceinterpretercustomizations", "resourceinterpreterwebhookconfigurations"],
             "verbs": ["get", "list", "watch"],
         },
+        # certificate rotation: create (RBAC cannot limit a create by name), then read and replace only
+        # its own request, which has a fixed name; no list or watch, which would show every cluster's
+        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["create"]},
         {
             "apiGroups": ["certificates.k8s.io"],
             "resources": ["certificatesigningrequests"],
-            "verbs": ["create", "get", "list", "watch"],
+            "resourceNames": [rotation_csr_name(cluster)],
+            "verbs": ["get", "delete"],
         },
     ]
     lease_rules = [

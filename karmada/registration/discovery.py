@@ -6,6 +6,14 @@ CA is not known yet). Its ``jws-kubeconfig-<token id>`` signature proves that
 whoever serves it knows the token secret; the CA pin proves it is the
 control plane the administrator meant. Then the same ConfigMap is read again
 over TLS verified with that CA and must be identical.
+
+Waiting: an unreachable or not yet initialized control plane is retried for
+the whole discovery timeout (it may be starting). A readable cluster-info
+without this token's signature is retried only for ``signature_grace``
+(the control plane's bootstrap signer adds a new token's signature within a
+second or two): after that the token id is unknown to the control plane, and
+waiting longer would not help. Each new reason for waiting is reported
+through ``progress``.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import base64
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import yaml
@@ -71,6 +80,8 @@ async def discover(
     unsafe_skip_ca_verification: bool = False,
     timeout: float = 300.0,
     interval: float = 5.0,
+    signature_grace: float = 10.0,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> ControlPlaneInfo:
     """Fetch, verify and pin the control plane's CA; DiscoveryError on any doubt."""
     if not pins and not unsafe_skip_ca_verification:
@@ -82,20 +93,40 @@ async def discover(
     insecure = ClusterConfig(server=server, insecure=True)
     key = f"jws-kubeconfig-{token.id}"
     deadline = time.monotonic() + timeout
-    last_problem = ""
+    unsigned_since: float | None = None
+    last_problem = reported = ""
     while True:
         try:
             data = await _read_cluster_info(insecure)
             if key in data and "kubeconfig" in data:
                 break
-            last_problem = (
-                f'token id "{token.id}" is invalid for this control plane or it has expired '
-                '(no signature for it in cluster-info); create a new one with "kubectl karmada token create"'
-            )
+            if "kubeconfig" not in data:
+                unsigned_since = None
+                last_problem = f"the control plane at {server} has no kubeconfig in cluster-info (is it initialized?)"
+                waiting = f"waiting for the control plane at {server} to publish cluster-info"
+                if time.monotonic() + interval > deadline:
+                    raise DiscoveryError(last_problem)
+            else:
+                unsigned_since = time.monotonic() if unsigned_since is None else unsigned_since
+                signed = any(k.startswith("jws-kubeconfig-") for k in data)
+                last_problem = (
+                    f'token id "{token.id}" is invalid for this control plane or it has expired '
+                    "(no signature for it in cluster-info"
+                    + ("" if signed else ", nor for any other token: is its bootstrap signer running?")
+                    + '); create a new one with "kubectl karmada token create"'
+                )
+                waiting = f'waiting for the control plane to sign cluster-info for token id "{token.id}"'
+                if time.monotonic() + interval > min(deadline, unsigned_since + signature_grace):
+                    raise DiscoveryError(last_problem)
         except KubeError as exc:
+            unsigned_since = None
             last_problem = f"cannot read cluster-info from {server}: {exc.message}"
-        if time.monotonic() + interval > deadline:
-            raise DiscoveryError(last_problem)
+            waiting = f"waiting for the control plane at {server} to serve cluster-info ({exc.message})"
+            if time.monotonic() + interval > deadline:
+                raise DiscoveryError(last_problem) from None
+        if waiting != reported:
+            progress(f"[discovery] {waiting}")
+            reported = waiting
         log.info("%s; retrying in %.0fs", last_problem, interval)
         await asyncio.sleep(interval * (1 + random.uniform(0, 0.3)))
     kubeconfig_text = data["kubeconfig"]

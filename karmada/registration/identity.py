@@ -28,9 +28,34 @@ CLUSTER_LABEL = "agent.karmada.io/cluster"
 """On per-cluster access objects: the cluster they serve (ours), so they can be found and removed."""
 
 
+COMMON_NAME_MAX_BYTES = 64
+"""X.509's upper bound on a common name (RFC 5280 ub-common-name)."""
+AGENT_CLUSTER_NAME_MAX_LENGTH = COMMON_NAME_MAX_BYTES - len(AGENT_USER_PREFIX)
+"""43: the longest cluster name whose agent user fits a certificate's common name."""
+
+
+def validate_agent_cluster_name(name: str) -> list[str]:
+    """Why ``name`` cannot name a pull-mode cluster: a Cluster name whose agent user
+    ``system:karmada:agent:<name>`` also fits a certificate's common name."""
+    problems = validate_cluster_name(name)
+    if not problems and len(agent_user(name).encode()) > COMMON_NAME_MAX_BYTES:
+        problems.append(
+            f"must be no more than {AGENT_CLUSTER_NAME_MAX_LENGTH} characters for a pull-mode cluster "
+            f'(the agent\'s certificate common name "{AGENT_USER_PREFIX}<name>" is limited to '
+            f"{COMMON_NAME_MAX_BYTES} bytes)"
+        )
+    return problems
+
+
 def agent_user(cluster: str) -> str:
     """The user name in an agent's certificate."""
     return AGENT_USER_PREFIX + cluster
+
+
+def rotation_csr_name(cluster: str) -> str:
+    """The one CSR an agent renews its certificate with: a fixed name (its user name), so
+    its RBAC can name it instead of granting list/watch over every cluster's CSRs."""
+    return agent_user(cluster)
 
 
 @dataclass(frozen=True)
@@ -68,7 +93,7 @@ def recognize(csr: Obj) -> AgentRequest | None:
     if frozenset(spec.get("usages") or []) not in AGENT_USAGES:
         return None
     cluster = common_name[len(AGENT_USER_PREFIX) :]
-    problems = tuple(validate_cluster_name(cluster))
+    problems = tuple(validate_agent_cluster_name(cluster))
     return AgentRequest(cluster, spec.get("username") == common_name, problems)
 
 

@@ -24,14 +24,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from karmada.api.names import validate_cluster_name
 from karmada.kube import ClusterConfig, Credentials, KubeClient, KubeError, ResourceMapper
 from karmada.kube.kubeconfig import build_kubeconfig
 from karmada.kube.objects import apply_object, delete_object, wait_until
 from karmada.kube.resources import CSRS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICEACCOUNTS
 from karmada.pki import BootstrapToken, client_csr, key_pem, new_ec_key, random_suffix
 from karmada.registration.discovery import ControlPlaneInfo, discover
-from karmada.registration.identity import AGENTS_GROUP, CertificateRefused, agent_csr, agent_user, wait_for_certificate
+from karmada.registration.identity import (
+    AGENTS_GROUP,
+    CertificateRefused,
+    agent_csr,
+    agent_user,
+    validate_agent_cluster_name,
+    wait_for_certificate,
+)
 from karmada.registration.member import (
     AGENT_NAME,
     AGENT_SERVICE_ACCOUNT,
@@ -61,6 +67,7 @@ class RegisterOptions:
     unsafe_skip_ca_verification: bool = False
     discovery_timeout: float = 300.0
     discovery_interval: float = 5.0
+    signature_grace: float = 10.0
     cert_expiration_seconds: int = 31536000
     csr_timeout: float = 300.0
     rollout_timeout: float = 120.0
@@ -80,7 +87,11 @@ async def preflight(member: KubeClient, namespace: str) -> list[str]:
 
 
 async def request_certificate(
-    control_plane: ControlPlaneInfo, token: BootstrapToken, cluster: str, options: RegisterOptions
+    control_plane: ControlPlaneInfo,
+    token: BootstrapToken,
+    cluster: str,
+    options: RegisterOptions,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[bytes, bytes]:
     """The agent's client certificate and key, through a CSR approved by the control plane."""
     key = new_ec_key()
@@ -95,6 +106,7 @@ async def request_certificate(
             await client.create(CSRS, body)
         except KubeError as exc:
             raise RegistrationError(f"the control plane refused the certificate request: {exc.message}") from None
+        progress(f"[certificate] waiting for the control plane to approve and sign certificate request {name}")
         certificate = await _wait_for_certificate(client, name, options.csr_timeout)
     return certificate, key_pem(key)
 
@@ -125,11 +137,18 @@ def agent_kubeconfig(control_plane: ControlPlaneInfo, cluster: str, cert_pem: by
     )
 
 
-async def register(member: KubeClient, options: RegisterOptions, say: Callable[[str], None]) -> list[Obj]:
-    """Register the member; returns the member objects created (or, with dry_run, that would be)."""
+async def register(
+    member: KubeClient,
+    options: RegisterOptions,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None = None,
+) -> list[Obj]:
+    """Register the member; returns the member objects created (or, with dry_run, that would be).
+    ``say`` reports each step done, ``progress`` (default: ``say``) what a step is waiting for."""
+    progress = progress or say
     settings = options.settings
     cluster = settings.cluster_name
-    problems = validate_cluster_name(cluster)
+    problems = validate_agent_cluster_name(cluster)
     if problems:
         raise RegistrationError(f'invalid cluster name "{cluster}": {problems[0]}')
     existing = await preflight(member, settings.namespace)
@@ -150,10 +169,12 @@ async def register(member: KubeClient, options: RegisterOptions, say: Callable[[
         unsafe_skip_ca_verification=options.unsafe_skip_ca_verification,
         timeout=options.discovery_timeout,
         interval=options.discovery_interval,
+        signature_grace=options.signature_grace,
+        progress=progress,
     )
     say(f"[discovery] control plane {control_plane.server} verified")
     say("[certificate] requesting the agent's client certificate")
-    cert_pem, key = await request_certificate(control_plane, options.token, cluster, options)
+    cert_pem, key = await request_certificate(control_plane, options.token, cluster, options, progress)
     say("[certificate] approved and issued")
     objects = member_objects(settings, agent_kubeconfig(control_plane, cluster, cert_pem, key))
     await _install(member, objects, say)

@@ -7,9 +7,16 @@ real pull-mode flow: a bootstrap token, ``register`` (discovery with JWS and CA
 pin, the agent's CSR, the member-side objects), and starts the agent with
 the command line of the agent Deployment register created (there is no
 kubelet to run it), reading its credentials from the Secret register wrote.
-It returns once every Cluster is Ready. Everything runs in the background;
-``sandbox.json`` in the directory records the processes for ``status`` and
-``down``.
+It returns once every Cluster is Ready. Everything runs in the background,
+each program under a supervisor that restarts it when it dies
+(:mod:`karmada.sandbox.supervisor`); ``sandbox.json`` in the directory records
+the processes for ``status`` and ``down``.
+
+Ports: every API server gets a fixed port chosen at the first ``up`` and kept
+in ``ports.json``, which ``down`` leaves in place: a restarted server (by its
+supervisor, or by ``down`` then ``up``) answers where the kubeconfigs already
+point. A remembered port that another program took meanwhile is replaced, and
+``up`` says so.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import asyncio
 import base64
 import json
 import shutil
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +34,6 @@ from typing import Any
 
 import yaml
 
-from karmada.api.names import validate_cluster_name
 from karmada.install import InitOptions, init
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.kubeconfig import merge_kubeconfigs
@@ -34,13 +41,15 @@ from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, SECRETS
 from karmada.pki import BootstrapToken
 from karmada.pki.pins import pins_for
 from karmada.private_files import private_directory, write_private
+from karmada.registration.identity import validate_agent_cluster_name
 from karmada.registration.member import AGENT_NAME, KUBECONFIG_SECRET, AgentSettings
 from karmada.registration.register import RegisterOptions, register
-from karmada.registration.tokens import create_token
+from karmada.registration.tokens import create_token, delete_token
 from karmada.sandbox import DEFAULT_DIR
 from karmada.sandbox.processes import ProcessRecord, python_module, start, stop, wait_for_line
 
 STATE_FILE = "sandbox.json"
+PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
 READY_MARKER = "localkube serving on "
 
@@ -70,6 +79,7 @@ class Sandbox:
     directory: Path
     processes: list[ProcessRecord]
     members: list[str]
+    ports: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, directory: Path) -> Sandbox | None:
@@ -77,11 +87,17 @@ class Sandbox:
         if not path.exists():
             return None
         data = json.loads(path.read_text())
-        return cls(directory, [ProcessRecord(**p) for p in data["processes"]], list(data["members"]))
+        processes = [ProcessRecord(**p) for p in data["processes"]]
+        return cls(directory, processes, list(data["members"]), dict(data.get("ports") or {}))
 
     def save(self) -> None:
-        state = {"processes": [p.to_dict() for p in self.processes], "members": self.members}
+        state = {"processes": [p.to_dict() for p in self.processes], "members": self.members, "ports": self.ports}
         write_private(self.directory / STATE_FILE, json.dumps(state, indent=2).encode())
+        write_private(self.directory / PORTS_FILE, json.dumps(self.ports, indent=2).encode())
+
+    @property
+    def run_dir(self) -> Path:
+        return self.directory / "run"
 
     @property
     def karmada_config(self) -> Path:
@@ -104,18 +120,62 @@ def _check_directory(directory: Path) -> None:
             )
 
 
-def _localkube(directory: Path, name: str, extra: list[str]) -> tuple[ProcessRecord, Path]:
-    data = directory / name
+def _remembered_ports(directory: Path) -> dict[str, int]:
+    try:
+        data = json.loads((directory / PORTS_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # as the server will bind: SO_REUSEADDR, so connections in TIME_WAIT do not count
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _any_free_port(taken: set[int]) -> int:
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in taken:
+            return port
+
+
+def choose_ports(names: list[str], remembered: dict[str, int], say: Callable[[str], None]) -> dict[str, int]:
+    """A port per API server: the remembered one while it is free, else a new one."""
+    ports: dict[str, int] = {}
+    for name in names:
+        port = remembered.get(name)
+        if port and port not in ports.values() and _port_free(port):
+            ports[name] = port
+            continue
+        ports[name] = _any_free_port(set(ports.values()) | set(remembered.values()))
+        if port:
+            say(f"{name}: port {port} is taken by another program; using {ports[name]}")
+    return ports
+
+
+def _localkube(sandbox: Sandbox, name: str, extra: list[str]) -> tuple[ProcessRecord, Path]:
+    data = private_directory(sandbox.directory / name)
     kubeconfig = data / "admin.kubeconfig"
-    args = [*python_module("localkube"), "serve", "--port", "0", "--data-dir", str(data), "--kubeconfig-out"]
-    record = start(name, [*args, str(kubeconfig), *extra], directory / "logs" / f"{name}.log")
+    port = str(sandbox.ports[name])
+    args = [*python_module("localkube"), "serve", "--port", port, "--data-dir", str(data), "--kubeconfig-out"]
+    log = sandbox.directory / "logs" / f"{name}.log"
+    record = start(name, [*args, str(kubeconfig), *extra], log, sandbox.run_dir)
     return record, kubeconfig
 
 
 async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     """Start everything and wait until every member is Ready."""
     for name in options.members:
-        problems = validate_cluster_name(name)
+        problems = validate_agent_cluster_name(name)
         if problems:
             raise SandboxError(f'invalid member name "{name}": {problems[0]}')
     if len(set(options.members)) != len(options.members):
@@ -124,7 +184,8 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     private_directory(directory)
     _check_directory(directory)
     began = time.monotonic()
-    sandbox = Sandbox(directory, [], list(options.members))
+    ports = choose_ports([CONTROL_PLANE, *options.members], _remembered_ports(directory), say)
+    sandbox = Sandbox(directory, [], list(options.members), ports)
     try:
         await _bring_up(sandbox, options, say)
     except BaseException:
@@ -137,7 +198,7 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
 
 async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[str], None]) -> None:
     directory = sandbox.directory
-    servers: dict[str, tuple[ProcessRecord, Path]] = {CONTROL_PLANE: _localkube(directory, CONTROL_PLANE, [])}
+    servers: dict[str, tuple[ProcessRecord, Path]] = {CONTROL_PLANE: _localkube(sandbox, CONTROL_PLANE, [])}
     simulation = [
         f"--simulate-nodes={options.nodes_per_member}",
         f"--node-cpu={options.node_cpu}",
@@ -147,7 +208,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
     if options.simulate_workloads:
         simulation.append("--simulate-workloads")
     for member in options.members:
-        servers[member] = _localkube(directory, member, [*simulation, f"--node-name-prefix={member}"])
+        servers[member] = _localkube(sandbox, member, [*simulation, f"--node-name-prefix={member}"])
     sandbox.processes.extend(record for record, _ in servers.values())
     sandbox.save()
     for name, (record, _) in servers.items():
@@ -162,6 +223,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
             "karmada-controlplane",
             [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
             directory / "logs" / "karmada-controlplane.log",
+            sandbox.run_dir,
         )
         sandbox.processes.append(controlplane)
         sandbox.save()
@@ -195,7 +257,11 @@ async def _join(
         rollout_timeout=0,
     )
     async with KubeClient(member_config) as member:
-        await register(member, register_options, lambda line: None)
+        try:
+            await register(member, register_options, lambda line: None)
+        finally:
+            # the token served this one registration: a leftover would let anyone who read it ask again
+            await delete_token(control_plane, token.id)
         deployment = await member.get(DEPLOYMENTS, AGENT_NAME, settings.namespace)
         secret = await member.get(SECRETS, KUBECONFIG_SECRET, settings.namespace)
     credentials = sandbox.directory / name / "karmada-agent.kubeconfig"
@@ -209,7 +275,8 @@ async def _join(
         ),
         f"--kubeconfig={member_kubeconfig}",
     ]
-    record = start(f"karmada-agent-{name}", args, sandbox.directory / "logs" / f"karmada-agent-{name}.log")
+    log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
+    record = start(f"karmada-agent-{name}", args, log, sandbox.run_dir)
     sandbox.processes.append(record)
     sandbox.save()
     say(f"{name}: registered (token, CSR approved) and its agent started")
@@ -252,17 +319,18 @@ async def _wait_ready(client: KubeClient, members: list[str], timeout: float, sa
 
 
 def down(sandbox: Sandbox, say: Callable[[str], None]) -> None:
-    """Stop every process (agents first, API servers last) and remove the sandbox's files."""
+    """Stop every process (agents first, API servers last) and remove the sandbox's files,
+    but for the remembered ports."""
 
     def rank(record: ProcessRecord) -> int:
         if record.name.startswith("karmada-agent"):
             return 0
         return 1 if record.name == "karmada-controlplane" else 2
 
-    for record in sorted(sandbox.processes, key=rank):
-        if stop(record):
+    for level in range(3):
+        for record in stop([r for r in sandbox.processes if rank(r) == level]):
             say(f"stopped {record.name} (pid {record.pid})")
-    for name in [CONTROL_PLANE, *sandbox.members, "logs"]:
+    for name in [CONTROL_PLANE, *sandbox.members, "logs", "run"]:
         _remove_tree(sandbox.directory / name)
     for path in (sandbox.karmada_config, sandbox.members_config, sandbox.directory / STATE_FILE):
         path.unlink(missing_ok=True)

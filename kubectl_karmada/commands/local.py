@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,9 @@ def add(commands: Any) -> None:
     )
     up.add_argument("--timeout", type=float, default=180.0, metavar="SECONDS", help="wait for Ready (180)")
     up.set_defaults(run=_run_up)
-    status = verbs.add_parser("status", help="show the sandbox's processes and clusters")
+    status = verbs.add_parser(
+        "status", help="show the sandbox's processes and clusters; exit code 1 when a process is not running"
+    )
     _dir(status)
     status.set_defaults(run=_run_status)
     down = verbs.add_parser("down", help="stop the sandbox and delete its state")
@@ -99,7 +102,13 @@ def _run_status(args: argparse.Namespace) -> int:
     if sandbox is None:
         print(f"no sandbox in {args.dir}")
         return 1
-    rows = [[p.name, str(p.pid), "running" if p.alive() else "stopped", p.log] for p in sandbox.processes]
+    rows, down = [], []
+    for process in sandbox.processes:
+        up, how = process.condition()
+        pid = process.program_pid() if up else None
+        rows.append([process.name, str(pid or "-"), how, process.log])
+        if not up:
+            down.append(f"{process.name} ({how})")
     print(table(["PROCESS", "PID", "STATE", "LOG"], rows), end="")
 
     async def clusters() -> int:
@@ -128,7 +137,11 @@ def _run_status(args: argparse.Namespace) -> int:
         print(table(["CLUSTER", "VERSION", "READY", "NODES"], lines), end="")
         return 0
 
-    return run_async(clusters)
+    code = run_async(clusters)
+    if down:
+        print(f"error: not running: {', '.join(down)}", file=sys.stderr)
+        return 1
+    return code
 
 
 def _run_down(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ Both run against the member cluster (``--kubeconfig``/``--context``)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from karmada.images import AGENT_IMAGE
@@ -94,6 +95,11 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _progress(line: str) -> None:
+    """What a step is waiting for: on stderr, so stdout keeps only the steps done."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def _run_register(args: argparse.Namespace) -> int:
     from karmada.kube import KubeClient, from_kubeconfig
     from karmada.kube.config import context_cluster_name
@@ -135,7 +141,7 @@ def _run_register(args: argparse.Namespace) -> int:
         )
         async with KubeClient(member_config) as member:
             try:
-                objects = await register(member, options, _say)
+                objects = await register(member, options, _say, _progress)
             except (RegistrationError, DiscoveryError) as exc:
                 raise CommandError(str(exc)) from None
         if args.dry_run:

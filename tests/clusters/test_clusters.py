@@ -81,35 +81,6 @@ def test_conditions_move_transition_time_only_on_status_change() -> None:
     assert condition_status({}, "Ready") is None
 
 
-@pytest.mark.parametrize(
-    ("spec", "key", "value", "effect", "remove"),
-    [
-        ("dedicated=batch:NoSchedule", "dedicated", "batch", "NoSchedule", False),
-        ("example.com/gpu:NoExecute", "example.com/gpu", "", "NoExecute", False),
-        ("dedicated:NoSchedule-", "dedicated", "", "NoSchedule", True),
-        ("dedicated-", "dedicated", "", "", True),
-    ],
-)
-def test_parse_taint(spec: str, key: str, value: str, effect: str, remove: bool) -> None:
-    change = parse_taint(spec)
-    assert (change.key, change.value, change.effect, change.remove) == (key, value, effect, remove)
-
-
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        ("dedicated=batch", "expected key[=value]:Effect"),
-        ("dedicated=batch:Sometimes", 'unsupported taint effect "Sometimes"'),
-        ("bad key:NoSchedule", 'invalid taint key "bad key"'),
-        ("k=bad value:NoSchedule", 'invalid taint value "bad value"'),
-        ("k=v-", "a taint to remove is key or key:Effect"),
-    ],
-)
-def test_parse_taint_errors(spec: str, message: str) -> None:
-    with pytest.raises(TaintError, match=re.escape(message)):
-        parse_taint(spec)
-
-
 def test_apply_taint_changes_follows_kubectl() -> None:
     taints = [{"key": "a", "value": "1", "effect": "NoSchedule"}]
     added, operation = apply_taint_changes(taints, [parse_taint("b=2:NoExecute")], overwrite=False)

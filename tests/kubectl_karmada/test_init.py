@@ -23,7 +23,7 @@ def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubec
         "namespace/karmada-cluster",
     ]
     binding = json.loads(admin("get", "clusterrolebinding", "system:karmada:agent-bootstrap", "-o", "json").stdout)
-    assert binding["roleRef"]["name"] == "system:node-bootstrapper"
+    assert binding["roleRef"]["name"] == "system:karmada:agent-bootstrapper"
     assert binding["subjects"][0]["name"] == "system:bootstrappers:karmada:default-cluster-token"
     assert admin("get", "clusters").stderr.strip() == "No resources found"
     assert admin("get", "deployment", "-n", "karmada-system", "-o", "name").stdout == ""

@@ -11,8 +11,8 @@ CLUSTER = (
 )
 
 
-def _taints(admin: Kubectl) -> list[dict[str, str]]:
-    spec = json.loads(admin("get", "cluster", "m1", "-o", "json").stdout)["spec"]
+def _taints(admin: Kubectl, name: str = "m1") -> list[dict[str, str]]:
+    spec = json.loads(admin("get", "cluster", name, "-o", "json").stdout)["spec"]
     return list(spec.get("taints") or [])
 
 
@@ -42,7 +42,7 @@ def test_taint_add_overwrite_and_remove(plugin: Plugin, admin: Kubectl) -> None:
     assert any(t["key"] == "x" for t in json.loads(dry.stdout)["spec"]["taints"])
     assert all(t["key"] != "x" for t in _taints(admin))
     bad = plugin("taint", "clusters", "m1", "k=v:Sometimes", check=False)
-    assert bad.returncode == 1 and 'unsupported taint effect "Sometimes"' in bad.stderr
+    assert bad.returncode == 1 and "invalid taint effect: Sometimes, unsupported taint effect" in bad.stderr
     unknown = plugin("taint", "clusters", "nowhere", "k=v:NoSchedule", check=False)
     assert unknown.returncode == 1 and 'clusters.cluster.karmada.io "nowhere" not found' in unknown.stderr
 
@@ -56,3 +56,29 @@ def test_cordon_and_uncordon(plugin: Plugin, admin: Kubectl) -> None:
     assert plugin("uncordon", "m1").stdout.strip() == "m1 cluster uncordoned"
     assert all(t["key"] != "cluster.karmada.io/unschedulable" for t in _taints(admin))
     assert plugin("uncordon", "m1").stdout.strip() == "m1 cluster already uncordoned"
+
+
+def test_taint_grammar_as_kubectl_takes_it(plugin: Plugin, admin: Kubectl) -> None:
+    plugin("init")
+    admin("apply", "-f", "-", stdin=CLUSTER.replace('"m1"', '"g1"'))
+    admin("apply", "-f", "-", stdin=CLUSTER.replace('"m1"', '"g2"'))
+    added = plugin("taint", "clusters", "g1", "g2", "maintenance=true:NoSchedule", "gpu:NoExecute")
+    assert added.stdout.splitlines() == ["cluster/g1 tainted", "cluster/g2 tainted"]
+    # the seed documents' removal: key=value:Effect- (kubectl ignores the value)
+    removed = plugin("taint", "clusters", "g1", "maintenance=true:NoSchedule-")
+    assert removed.stdout.strip() == "cluster/g1 untainted"
+    assert _taints(admin, "g1") == [{"key": "gpu", "effect": "NoExecute"}]
+    refusals = {
+        ("g1", "a=b"): "invalid taint spec: a=b, name part must consist of",
+        ("g1", "k:NoSchedule", "g2"): "all resources must be specified before taint changes: g2",
+        ("g1",): "at least one taint update is required",
+        ("g1", "k=v:NoSchedule", "k-"): "can not both modify and remove the following taint(s) in the same command",
+        ("g1", "k=1:NoSchedule", "k=2:NoSchedule"): "duplicated taints with the same key and effect",
+    }
+    for args, message in refusals.items():
+        refused = plugin("taint", "clusters", *args, check=False)
+        assert refused.returncode == 1 and message in refused.stderr, (args, refused.stderr)
+    wrong_kind = plugin("taint", "nodes", "g1", "k:NoSchedule", check=False)
+    assert wrong_kind.returncode == 1
+    assert "invalid resource type nodes, only cluster types are supported" in wrong_kind.stderr
+    assert _taints(admin, "g1") == [{"key": "gpu", "effect": "NoExecute"}], "a refused command changes nothing"

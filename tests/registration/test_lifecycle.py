@@ -45,6 +45,11 @@ def test_certificate_rotation_without_restart(pull_mode: PullMode, member1: Serv
 
     before = lease()
     wait_for(lambda: lease() != before, what="a lease renewal after rotation")
+    # the next rotation replaces the agent's one CSR (a fixed name its RBAC grants)
+    switched = "switched to the renewed certificate"
+    wait_for(lambda: agent.output().count(switched) >= 2, timeout=30, what="a second rotation")
+    names = [c["metadata"]["name"] for c in json.loads(pull_mode.admin("get", "csr", "-o", "json").stdout)["items"]]
+    assert names.count("system:karmada:agent:member1") == 1
 
 
 def test_unregister_with_the_agents_credentials(pull_mode: PullMode, member1: ServerThread) -> None:
