@@ -53,7 +53,8 @@ from localkube.errors import APIError
 from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
-from localkube.simulation_index import OwnerIndex, PodIndex, quantity, requests_of
+from localkube.quantity import quantity_or_zero
+from localkube.simulation_index import OwnerIndex, PodIndex, requests_of
 
 if TYPE_CHECKING:
     from localkube.server import LocalKube
@@ -225,9 +226,9 @@ class Simulation:
         self.nodes[name] = _Node(
             name=name,
             labels=dict(node["metadata"].get("labels") or {}),
-            cpu=quantity(allocatable.get("cpu", 0)),
-            memory=quantity(allocatable.get("memory", 0)),
-            pods=int(quantity(allocatable.get("pods", 0))),
+            cpu=quantity_or_zero(allocatable.get("cpu", 0)),
+            memory=quantity_or_zero(allocatable.get("memory", 0)),
+            pods=int(quantity_or_zero(allocatable.get("pods", 0))),
             ready=node_ready(node),
             schedulable=not (node.get("spec") or {}).get("unschedulable"),
         )

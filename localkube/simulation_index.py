@@ -18,36 +18,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from localkube.quantity import quantity_or_zero
 from localkube.store import Store
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name)
 
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL: dict[str, Fraction] = {
-    "m": Fraction(1, 1000),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
 TERMINAL = ("Succeeded", "Failed")
-
-
-def quantity(value: Any) -> Fraction:
-    """A Kubernetes quantity as an exact number (enough of the grammar for capacities)."""
-    text = str(value).strip()
-    try:
-        for suffix, factor in _UNITS.items():
-            if text.endswith(suffix):
-                return Fraction(text[: -len(suffix)]) * factor
-        if text and text[-1] in _DECIMAL:
-            return Fraction(text[:-1]) * _DECIMAL[text[-1]]
-        return Fraction(text) if text else Fraction(0)
-    except (ValueError, ZeroDivisionError):
-        return Fraction(0)  # validation of built-in kinds is not the simulation's job
 
 
 def requests_of(pod: Obj) -> tuple[Fraction, Fraction]:
@@ -58,12 +35,12 @@ def requests_of(pod: Obj) -> tuple[Fraction, Fraction]:
         for name in total:
             amount = ((container.get("resources") or {}).get("requests") or {}).get(name)
             if amount is not None:
-                total[name] += quantity(amount)
+                total[name] += quantity_or_zero(amount)
     for container in spec.get("initContainers") or []:
         requested = (container.get("resources") or {}).get("requests") or {}
         for name, current in list(total.items()):
             if requested.get(name) is not None:
-                total[name] = max(current, quantity(requested[name]))
+                total[name] = max(current, quantity_or_zero(requested[name]))
     return total["cpu"], total["memory"]
 
 
