@@ -57,6 +57,18 @@ class UserFactory:
 
 
 @pytest.fixture(scope="module")
+def kubectl(simulated: ServerThread, workdir: Path) -> Kubectl:
+    """kubectl as admin of the module's ``simulated`` localkube (the module defines that fixture)."""
+    return Kubectl(simulated.kubeconfig(workdir), workdir / "cache")
+
+
+@pytest.fixture(scope="module")
+def sim_raw(simulated: ServerThread, workdir: Path) -> Raw:
+    """Raw HTTPS requests to the module's ``simulated`` localkube."""
+    return Raw(simulated, simulated.kubeconfig(workdir))
+
+
+@pytest.fixture(scope="module")
 def plugin(localkube: ServerThread, workdir: Path) -> Plugin:
     """``kubectl karmada`` bound to the module's localkube as admin."""
     return Plugin(localkube.kubeconfig(workdir))

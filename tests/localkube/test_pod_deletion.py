@@ -9,7 +9,6 @@ import asyncio
 import datetime
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -28,16 +27,6 @@ def simulated() -> Iterator[ServerThread]:
     # containers take their whole grace period to exit (the default), so Terminating is observable
     config = SimulationConfig(nodes=1, node_prefix="gd", workloads=True)
     yield from start_server(port=0, simulation=config)
-
-
-@pytest.fixture(scope="module")
-def kubectl(simulated: ServerThread, workdir: Path) -> Kubectl:
-    return Kubectl(simulated.kubeconfig(workdir), workdir / "cache")
-
-
-@pytest.fixture(scope="module")
-def sim_raw(simulated: ServerThread, workdir: Path) -> Raw:
-    return Raw(simulated, simulated.kubeconfig(workdir))
 
 
 def _pod(name: str, node: str = "gd-1", grace: int | None = None, **spec: Any) -> dict[str, Any]:

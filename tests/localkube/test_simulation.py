@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,11 +22,6 @@ def simulated() -> Iterator[ServerThread]:
         nodes=2, node_cpu="2", node_memory="4Gi", node_pods=10, node_prefix="m1", workloads=True, shutdown_seconds=0.5
     )
     yield from start_server(port=0, simulation=config)
-
-
-@pytest.fixture(scope="module")
-def kubectl(simulated: ServerThread, workdir: Path) -> Kubectl:
-    return Kubectl(simulated.kubeconfig(workdir), workdir / "cache")
 
 
 def _pods(kubectl: Kubectl, selector: str) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,16 +25,6 @@ INT32_MAX = 2147483647
 def simulated() -> Iterator[ServerThread]:
     config = SimulationConfig(nodes=NODES, node_pods=PODS_PER_NODE, node_prefix="s", workloads=True)
     yield from start_server(port=0, simulation=config)
-
-
-@pytest.fixture(scope="module")
-def kubectl(simulated: ServerThread, workdir: Path) -> Kubectl:
-    return Kubectl(simulated.kubeconfig(workdir), workdir / "cache")
-
-
-@pytest.fixture(scope="module")
-def sim_raw(simulated: ServerThread, workdir: Path) -> Raw:
-    return Raw(simulated, simulated.kubeconfig(workdir))
 
 
 def _pods(kubectl: Kubectl, selector: str) -> list[dict[str, Any]]:
