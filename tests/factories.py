@@ -85,3 +85,29 @@ def binding_spec(
 def status(**fields: Any) -> ResourceBindingStatus:
     """A binding status from JSON field names."""
     return ResourceBindingStatus.from_dict(fields)
+
+
+def crd(
+    group: str,
+    kind: str,
+    schema: dict[str, Any],
+    *,
+    plural: str = "",
+    scope: str = "Namespaced",
+    subresources: dict[str, Any] | None = None,
+    list_kind: bool = True,
+) -> dict[str, Any]:
+    """A CustomResourceDefinition serving one version, ``v1``, with ``schema`` as its openAPIV3Schema."""
+    plural = plural or kind.lower() + "s"
+    names: dict[str, Any] = {"plural": plural, "kind": kind}
+    if list_kind:
+        names.update({"singular": kind.lower(), "listKind": f"{kind}List"})
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    if subresources is not None:
+        version["subresources"] = subresources
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {"group": group, "scope": scope, "names": names, "versions": [version]},
+    }

@@ -20,34 +20,17 @@ from aiohttp import web
 from karmada.kube import ClusterConfig, Informer, KubeClient, KubeError, from_kubeconfig
 from karmada.kube.client import MAX_EVENT_BYTES
 from karmada.kube.resources import CONFIGMAPS, CRDS, Resource
+from tests.factories import crd
 from tests.servers import ServerThread
 
 WAIT = 20.0
 MIB = 1024 * 1024
 BLOBS = Resource("test.karmada.io", "v1", "blobs", "Blob", True)
-BLOB_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "blobs.test.karmada.io"},
-    "spec": {
-        "group": "test.karmada.io",
-        "scope": "Namespaced",
-        "names": {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                    }
-                },
-            }
-        ],
-    },
-}
+BLOB_CRD = crd(
+    "test.karmada.io",
+    "Blob",
+    {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
+)
 
 
 async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from manifests import crd_files
 from tests.conftest import UserFactory
+from tests.factories import crd
 from tests.programs import kubectl, program_env
 from tests.servers import Kubectl, ServerThread
 
@@ -432,29 +433,15 @@ def test_apply_a_list_with_client_side_validation(admin: Kubectl) -> None:
 
 
 def test_crd_with_cel_rules_is_refused(admin: Kubectl) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-validations": [{"rule": "self.spec.a > 0"}],
-                            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "integer"}}}},
-                        }
-                    },
-                }
-            ],
+    widgets = crd(
+        "example.com",
+        "Widget",
+        {
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "self.spec.a > 0"}],
+            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "integer"}}}},
         },
-    }
-    refused = admin("apply", "-f", "-", stdin=json.dumps(crd), check=False)
+        list_kind=False,
+    )
+    refused = admin("apply", "-f", "-", stdin=json.dumps(widgets), check=False)
     assert refused.returncode == 1 and "CEL validation rules are not supported" in refused.stderr

@@ -12,39 +12,25 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.factories import crd
 from tests.servers import Raw, ServerThread
 
 CM = "/api/v1/namespaces/default/configmaps"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
 
-WIDGET_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
-                            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
-                        },
-                    }
-                },
-            }
-        ],
+WIDGET_CRD = crd(
+    "example.com",
+    "Widget",
+    {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}},
+        },
     },
-}
+    subresources={"status": {}},
+)
 
 
 @pytest.fixture(scope="module")

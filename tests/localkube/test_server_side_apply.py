@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from localkube.fieldpath import FieldSet
+from tests.factories import crd
 from tests.servers import Kubectl, Raw
 
 NS = "/api/v1/namespaces/default"
@@ -242,49 +243,31 @@ async def test_a_no_op_apply_changes_nothing(raw: Raw) -> None:
 
 
 async def test_custom_resources_use_their_schema_and_deduce_the_rest(raw: Raw) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "ports": {
-                                            "type": "array",
-                                            "x-kubernetes-list-type": "map",
-                                            "x-kubernetes-list-map-keys": ["name"],
-                                            "items": {
-                                                "type": "object",
-                                                "properties": {
-                                                    "name": {"type": "string"},
-                                                    "port": {"type": "integer"},
-                                                },
-                                            },
-                                        },
-                                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-                                    },
-                                }
+    gadgets = crd(
+        "example.com",
+        "Gadget",
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "ports": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name"],
+                            "items": {
+                                "type": "object",
+                                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
                             },
-                        }
+                        },
+                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                     },
                 }
-            ],
+            },
         },
-    }
-    status, _, _ = await raw.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    )
+    status, _, _ = await raw.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgets)
     assert status == 201
     path = "/apis/example.com/v1/namespaces/default/gadgets/g"
     body = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}
