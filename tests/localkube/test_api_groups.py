@@ -249,3 +249,39 @@ def test_kubectl_debug_adds_an_ephemeral_container(admin: Kubectl) -> None:
     assert "dbg" in out or out == ""
     names = admin("get", "pod", "debugged", "-n", "default", "-o", "jsonpath={.spec.ephemeralContainers[*].name}")
     assert names.stdout == "dbg"
+
+
+async def test_default_storage_and_ingress_classes_are_filled_in(raw: Raw) -> None:
+    default = {"storageclass.kubernetes.io/is-default-class": "true"}
+    storage = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "standard", "annotations": default},
+        "provisioner": "example.com/disk",
+    }
+    assert (await raw.request("POST", "/apis/storage.k8s.io/v1/storageclasses", storage))[0] == 201
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    status, created, _ = await raw.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+    assert status == 201, created
+    assert created["spec"]["storageClassName"] == "standard"
+    ingress_class = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "IngressClass",
+        "metadata": {"name": "nginx", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+        "spec": {"controller": "k8s.io/ingress-nginx"},
+    }
+    assert (await raw.request("POST", "/apis/networking.k8s.io/v1/ingressclasses", ingress_class))[0] == 201
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "web"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+    }
+    status, created, _ = await raw.request("POST", "/apis/networking.k8s.io/v1/namespaces/default/ingresses", ingress)
+    assert status == 201, created
+    assert created["spec"]["ingressClassName"] == "nginx"
