@@ -29,6 +29,16 @@ _SUBRESOURCE_VERBS = {
     "approval": ["get", "patch", "update"],
     "finalize": ["update"],
     "token": ["create"],
+    "binding": ["create"],
+    "eviction": ["create"],
+    "ephemeralcontainers": ["get", "patch", "update"],
+}
+# subresources whose objects are of another kind (kube-apiserver's discovery says which)
+_SUBRESOURCE_KINDS = {
+    "scale": ("autoscaling", "v1", "Scale"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
 }
 
 
@@ -37,11 +47,7 @@ def _storage_hash(rt: ResourceType) -> str:
 
 
 def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
-    if sub == "scale":
-        return "autoscaling", "v1", "Scale"
-    if sub == "token":
-        return "authentication.k8s.io", "v1", "TokenRequest"
-    return rt.group, rt.version, rt.kind
+    return _SUBRESOURCE_KINDS.get(sub, (rt.group, rt.version, rt.kind))
 
 
 def resource_list(registry: Registry, group: str, version: str) -> Obj:
