@@ -33,8 +33,10 @@ import logging
 from typing import Any
 
 from controlplane.cluster_controller import ensure_agent_access
+from controlplane.context import Context
 from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
+from karmada.kube.controller import Controller
 from karmada.kube.resources import CLUSTERS, CSRS, LEASES, SUBJECT_ACCESS_REVIEWS
 from karmada.registration.access import registered_cluster
 from karmada.registration.identity import REGISTERED_BY_ANNOTATION, AgentRequest, decided, recognize
@@ -176,3 +178,12 @@ class AgentApprover:
         conditions = updated.setdefault("status", {}).setdefault("conditions", [])
         conditions.append({"type": kind, "status": "True", "reason": reason, "message": message})
         await self.client.update(CSRS, updated, subresource="approval")
+
+
+def setup(context: Context) -> list[Controller[str]]:
+    """Approves (or denies, with the reason) agents' CSRs."""
+    csrs = context.informers.informer(CSRS)
+    approver = AgentApprover(context.client, csrs, context.recorder, context.options.cluster_monitor_grace_period)
+    approving: Controller[str] = Controller("agentcsrapproving", approver.reconcile)
+    approving.watches(csrs, lambda kind, obj, old: [obj["metadata"]["name"]])
+    return [approving]

@@ -16,12 +16,20 @@ import copy
 import logging
 from typing import Any
 
-from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER, EXECUTION_CONTROLLER_FINALIZER, SYSTEM_LABEL
-from karmada.api.names import execution_space, validate_cluster_name
+from controlplane.cluster_health import HealthMonitor
+from controlplane.context import Context
+from karmada.api.keys import (
+    CLUSTER_CONTROLLER_FINALIZER,
+    EXECUTION_CONTROLLER_FINALIZER,
+    NAMESPACE_KARMADA_CLUSTER,
+    SYSTEM_LABEL,
+)
+from karmada.api.names import cluster_of_execution_space, execution_space, validate_cluster_name
 from karmada.clusters.conditions import condition_status
 from karmada.clusters.mutation import mutate, prepare_new_cluster
 from karmada.clusters.taints import readiness_taints, taints_message
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
+from karmada.kube.controller import Controller
 from karmada.kube.objects import apply_object
 from karmada.kube.resources import (
     CLUSTER_RESOURCE_BINDINGS,
@@ -217,3 +225,32 @@ async def _delete_quietly(client: KubeClient, resource: Any, name: str, namespac
     except KubeError as exc:
         if not exc.not_found:
             raise
+
+
+def setup(context: Context) -> list[Controller[str]]:
+    """The cluster controller and the pull clusters' health monitor."""
+    informers, options = context.informers, context.options
+    clusters = informers.informer(CLUSTERS, resync_period=60)
+    namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
+    leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
+    controller = ClusterController(
+        context.client, clusters, namespaces, context.recorder, cleanup_check_interval=options.cleanup_check_interval
+    )
+    reconciler: Controller[str] = Controller("cluster", controller.reconcile)
+    reconciler.watches(clusters, lambda kind, obj, old: [obj["metadata"]["name"]])
+
+    def owner_of_deleted_namespace(kind: str, obj: Obj, old: Obj | None) -> list[str]:
+        owner = cluster_of_execution_space(obj["metadata"]["name"])
+        return [owner] if owner is not None and kind == "DELETED" else []
+
+    reconciler.watches(namespaces, owner_of_deleted_namespace)
+    monitor = HealthMonitor(
+        context.client,
+        clusters,
+        leases,
+        monitor_period=options.cluster_monitor_period,
+        grace_period=options.cluster_monitor_grace_period,
+        startup_grace_period=options.cluster_startup_grace_period,
+    )
+    context.background.append(("cluster-health-monitor", monitor.run))
+    return [reconciler]

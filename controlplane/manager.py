@@ -1,4 +1,5 @@
-"""Wiring of the control plane: one API client, watch caches, controllers.
+"""Wiring of the control plane: one API client, shared watch caches, the controllers
+of :mod:`controlplane.controllers` that ``--controllers`` enables.
 
 Only the elected leader runs controllers. While campaigning nothing is
 cached; on election the caches list and watch, controllers start once they
@@ -16,17 +17,12 @@ import contextlib
 import logging
 import socket
 import uuid
-from typing import Any
 
-from controlplane.agent_approver import AgentApprover
-from controlplane.cluster_controller import ClusterController
-from controlplane.cluster_health import HealthMonitor
+from controlplane.context import Context
+from controlplane.controllers import REGISTRY
 from controlplane.options import Options
-from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER, SYSTEM_LABEL
-from karmada.api.names import cluster_of_execution_space
-from karmada.kube import EventRecorder, Informer, KubeClient, LeaderElector
-from karmada.kube.controller import Controller
-from karmada.kube.resources import CLUSTERS, CSRS, LEASES, NAMESPACES
+from karmada.kube import EventRecorder, KubeClient, LeaderElector
+from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.supervise import Supervisor
 
 log = logging.getLogger("controlplane")
@@ -69,59 +65,29 @@ class ControlPlane:
 
     async def lead(self) -> None:
         """Run the enabled controllers until cancelled."""
-        options = self.options
-        recorder = EventRecorder(self.client, "karmada-controlplane")
-        clusters = Informer(self.client, CLUSTERS, resync_period=60)
-        informers = [clusters]
-        controllers: list[Controller[str]] = []
+        context = Context(
+            self.client,
+            InformerFactory(self.client),
+            EventRecorder(self.client, "karmada-controlplane"),
+            self.options,
+        )
+        controllers = [c for name in self.options.controllers for c in REGISTRY[name](context)]
         supervisor = self.supervisor = Supervisor()
-        if "cluster" in options.controllers:
-            namespaces = Informer(self.client, NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
-            leases = Informer(self.client, LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
-            informers += [namespaces, leases]
-            cluster_controller = ClusterController(
-                self.client, clusters, namespaces, recorder, cleanup_check_interval=options.cleanup_check_interval
-            )
-            reconciler: Controller[str] = Controller("cluster", cluster_controller.reconcile)
-            clusters.add_handler(lambda kind, obj, old: reconciler.enqueue(obj["metadata"]["name"]))
-
-            def namespace_changed(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-                owner = cluster_of_execution_space(obj["metadata"]["name"])
-                if owner is not None and kind == "DELETED":
-                    reconciler.enqueue(owner)
-
-            namespaces.add_handler(namespace_changed)
-            controllers.append(reconciler)
-            monitor = HealthMonitor(
-                self.client,
-                clusters,
-                leases,
-                monitor_period=options.cluster_monitor_period,
-                grace_period=options.cluster_monitor_grace_period,
-                startup_grace_period=options.cluster_startup_grace_period,
-            )
-        if "agentcsrapproving" in options.controllers:
-            csrs = Informer(self.client, CSRS)
-            informers.append(csrs)
-            approver = AgentApprover(self.client, csrs, recorder, options.cluster_monitor_grace_period)
-            approving: Controller[str] = Controller("agentcsrapproving", approver.reconcile)
-            csrs.add_handler(lambda kind, obj, old: approving.enqueue(obj["metadata"]["name"]))
-            controllers.append(approving)
         try:
-            for informer in informers:
-                informer.start()
-            for informer in informers:
-                await informer.wait_synced(60)
+            await context.informers.start(sync_timeout=60)
             for controller in controllers:
                 controller.start()
-            if "cluster" in options.controllers:
-                supervisor.start("cluster-health-monitor", monitor.run)
-            log.info("controllers running: %s", ", ".join(options.controllers))
+            for name, loop in context.background:
+                supervisor.start(name, loop)
+            log.info(
+                "controllers running: %s (%d shared caches)",
+                ", ".join(self.options.controllers),
+                len(context.informers),
+            )
             await supervisor.wait()
         finally:
             await supervisor.stop()
             self.supervisor = None
             for controller in controllers:
                 await controller.stop()
-            for informer in informers:
-                await informer.stop()
+            await context.informers.stop()

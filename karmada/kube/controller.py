@@ -13,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Iterable
+from typing import Any, Generic, TypeVar
 
 from karmada.kube.client import KubeError
+from karmada.kube.informer import Informer
 from karmada.kube.ratelimit import BASE_DELAY, MAX_DELAY
 from karmada.kube.workqueue import ShutDown, WorkQueue
 
 K = TypeVar("K", bound=Hashable)
+Obj = dict[str, Any]
 log = logging.getLogger("karmada.kube.controller")
 
 
@@ -44,6 +46,16 @@ class Controller(Generic[K]):
 
     def enqueue(self, key: K) -> None:
         self.queue.add(key)
+
+    def watches(self, informer: Informer, keys: Callable[[str, Obj, Obj | None], Iterable[K]]) -> None:
+        """Reconcile the keys ``keys`` maps each event of ``informer`` to (controller-runtime's
+        For/Owns/Watches: the object itself, its owner, or whatever depends on it)."""
+
+        def handler(kind: str, obj: Obj, old: Obj | None) -> None:
+            for key in keys(kind, obj, old):
+                self.queue.add(key)
+
+        informer.add_handler(handler)
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()

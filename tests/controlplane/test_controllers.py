@@ -1,0 +1,37 @@
+"""The controller registry and the shared caches it is built on."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from controlplane.controllers import REGISTRY
+from controlplane.options import ALL_CONTROLLERS
+from karmada.kube import KubeClient, from_kubeconfig
+from karmada.kube.informer_factory import InformerFactory
+from karmada.kube.resources import CONFIGMAPS, NAMESPACES
+from tests.servers import ServerThread
+
+
+def test_every_flag_name_has_a_controller() -> None:
+    assert set(REGISTRY) == set(ALL_CONTROLLERS)
+
+
+async def test_one_cache_per_resource_however_many_readers(localkube: ServerThread, workdir: Path) -> None:
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        factory = InformerFactory(client)
+        first = factory.informer(NAMESPACES, resync_period=60)
+        second = factory.informer(NAMESPACES, resync_period=30)
+        assert first is second and first.resync_period == 30
+        labelled = factory.informer(NAMESPACES, label_selector="a=b")
+        assert labelled is not first and len(factory) == 2
+        try:
+            await factory.start(sync_timeout=20)
+            assert first.get("default") is not None and len(labelled) == 0
+            late = factory.informer(CONFIGMAPS, namespace="default")  # asked for after start: starts at once
+            await late.wait_synced(20)
+            async with asyncio.timeout(20):  # localkube's controller publishes it shortly after start
+                while late.get("kube-root-ca.crt", "default") is None:
+                    await asyncio.sleep(0.05)
+        finally:
+            await factory.stop()
