@@ -29,6 +29,7 @@ _SUBRESOURCE_VERBS = {
     "approval": ["get", "patch", "update"],
     "finalize": ["update"],
     "token": ["create"],
+    "proxy": ["create", "delete", "get", "patch", "update"],
 }
 
 
@@ -41,6 +42,8 @@ def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
         return "autoscaling", "v1", "Scale"
     if sub == "token":
         return "authentication.k8s.io", "v1", "TokenRequest"
+    if sub == "proxy":
+        return rt.group, rt.version, f"{rt.kind}ProxyOptions"
     return rt.group, rt.version, rt.kind
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from localkube import discovery, openapi
+from localkube import discovery, openapi, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
@@ -187,6 +187,7 @@ class LocalKube:
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        proxy.reconcile_kubernetes_service(self)
         self.controllers = Controllers(self)
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
         if self.config.simulation.enabled:
@@ -499,7 +500,7 @@ class LocalKube:
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
-        info = parse_request(path, request.method, request.query)
+        info = proxy.connect_info(parse_request(path, request.method, request.query))
         identity = self._authenticate(request)
         if not info.is_resource:
             self._authorize(identity, info)
@@ -526,6 +527,8 @@ class LocalKube:
             raise method_not_allowed()
         if info.subresource and info.subresource not in rt.subresources():
             raise resource_not_found()
+        if info.subresource == "proxy":
+            return await proxy.serve(self, request, info)
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
         options = self._write_options(request)
         method = request.method
