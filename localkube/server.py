@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from localkube import discovery, openapi, proxy
+from localkube import discovery, openapi, protobuf, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
@@ -389,7 +389,7 @@ class LocalKube:
         try:
             response = await self._dispatch(request)
         except APIError as error:
-            response = self._status_response(error)
+            response = self._status_response(error, request)
         except Exception as exc:  # a bug must not take the server down
             log.exception("internal error on %s %s", request.method, request.path)
             response = self._status_response(APIError(500, "InternalError", f"Internal error occurred: {exc}"))
@@ -402,11 +402,20 @@ class LocalKube:
         )
         return response
 
-    def _status_response(self, error: APIError) -> web.Response:
+    def _status_response(self, error: APIError, request: web.Request | None = None) -> web.Response:
         headers = {}
         if error.retry_after is not None:
             headers["Retry-After"] = str(error.retry_after)
+        if request is not None and error.code != 406 and self._accepts_protobuf(request):
+            body = protobuf.encode(error.status())
+            return web.Response(status=error.code, body=body, content_type=protobuf.CONTENT_TYPE, headers=headers)
         return web.Response(status=error.code, text=_dump(error.status()), content_type=JSON, headers=headers)
+
+    def _accepts_protobuf(self, request: web.Request) -> bool:
+        try:
+            return self._accept(request, protobuf=True)[0] == "protobuf"
+        except APIError:
+            return False
 
     def _authenticate(self, request: web.Request) -> Identity:
         header = request.headers.get("Authorization", "")
@@ -461,8 +470,9 @@ class LocalKube:
                 forbidden_message(identity, attrs), resource=info.resource, group=info.group, name=info.name
             )
 
-    def _accept(self, request: web.Request) -> tuple[str, str]:
-        """``("table"|"json"|"yaml"|"aggregated"|"partial", include)``."""
+    def _accept(self, request: web.Request, protobuf: bool = False) -> tuple[str, str]:
+        """``("table"|"json"|"yaml"|"aggregated"|"partial"|"protobuf", include)``; protobuf
+        only where the caller can encode it (built-in kinds)."""
         accept = request.headers.get("Accept", "application/json") or "*/*"
         for media in accept.split(","):
             params = [p.strip() for p in media.split(";")]
@@ -476,6 +486,8 @@ class LocalKube:
                 if attrs.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList"):
                     return "partial", ""
                 if kind == "application/vnd.kubernetes.protobuf":
+                    if protobuf:
+                        return "protobuf", ""
                     continue
                 return "json", ""
             if kind == "application/yaml":
@@ -485,10 +497,16 @@ class LocalKube:
     def _respond(
         self, request: web.Request, obj: Obj, code: int = 200, warnings: list[str] | None = None
     ) -> web.Response:
-        mode, _ = self._accept(request) if obj.get("kind") != "Status" else ("json", "")
+        if obj.get("kind") != "Status":
+            mode, _ = self._accept(request, protobuf.encodable(obj))
+        else:
+            mode = "protobuf" if self._accepts_protobuf(request) else "json"
         headers = {}
         if warnings:
             headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
+        if mode == "protobuf":
+            body = protobuf.encode(obj)
+            return web.Response(status=code, body=body, content_type=protobuf.CONTENT_TYPE, headers=headers)
         if mode == "yaml":
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
@@ -612,16 +630,19 @@ class LocalKube:
         if len(raw) > MAX_BODY:
             raise too_large()
         media = (request.headers.get("Content-Type") or "application/json").split(";")[0].strip().lower()
-        if media == "application/vnd.kubernetes.protobuf":
-            from localkube.protobuf import decode
-
-            return decode(raw, rt)
+        if media == protobuf.CONTENT_TYPE:
+            return protobuf.decode(raw, rt)
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(BODY_TYPES)
         return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
 
     async def _delete_options(self, request: web.Request) -> Obj:
         raw = await request.read()
+        if raw.startswith(protobuf.MAGIC):
+            try:
+                return protobuf.decode_object(raw)
+            except ValueError as exc:
+                raise bad_request(f"DeleteOptions cannot be decoded: {exc}") from None
         if raw.strip():
             body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
             if not isinstance(body, dict):
@@ -638,7 +659,7 @@ class LocalKube:
 
     # -- reads ---------------------------------------------------------------------------
     def _respond_object(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         if mode == "table":
             meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
             return self._respond_raw(request, tablemod.table(rt, [obj], include, meta))
@@ -699,7 +720,7 @@ class LocalKube:
 
             for view in views:
                 apply_defaults(view, rt.schema)
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         if mode == "table":
             return self._respond_raw(request, tablemod.table(rt, views, include, meta))
         if mode == "partial":
@@ -744,13 +765,16 @@ class LocalKube:
         bookmarks = _truthy(query.get("allowWatchBookmarks"))
         timeout = float(query.get("timeoutSeconds", "0") or 0) or 1800.0
         send_initial = _truthy(query.get("sendInitialEvents"))
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         requested_rv = int(rv_param) if rv_param and rv_param != "0" else None
         if requested_rv is not None and requested_rv > self.store.rv:
             deadline = time.monotonic() + 3
             while requested_rv > self.store.rv and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-        response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+        stream_type = protobuf.WATCH_CONTENT_TYPE if mode == "protobuf" else JSON
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": stream_type, "Cache-Control": "no-cache, private"}
+        )
         response.enable_chunked_encoding()
         await response.prepare(request)
         first_table = [True]
@@ -760,6 +784,9 @@ class LocalKube:
                 meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
                 obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
                 first_table[0] = False
+            if mode == "protobuf":
+                await response.write(protobuf.watch_frame(kind, obj))
+                return
             await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
 
         if requested_rv is not None and requested_rv > self.store.rv:
