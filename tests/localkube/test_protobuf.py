@@ -304,7 +304,7 @@ STATUS = {
     "code": 404,
 }
 
-LIST = {
+LIST: Obj = {
     "apiVersion": "v1",
     "kind": "ConfigMapList",
     "metadata": {"resourceVersion": "7", "continue": "abc", "remainingItemCount": 0},
@@ -316,7 +316,7 @@ def _normal(value: Any) -> Any:
     """What survives a protobuf trip: no nulls, no empty lists (protobuf cannot tell them from
     absent ones), no fields the message lacks."""
     if isinstance(value, dict):
-        dropped = (None, [])
+        dropped: tuple[Any, ...] = (None, [])
         return {k: _normal(v) for k, v in value.items() if v not in dropped and k != "replicas_unknown_field_dropped"}
     if isinstance(value, list):
         return [_normal(v) for v in value]
