@@ -321,8 +321,15 @@ async def forward(request: web.Request, location: Location, path: str) -> web.St
                     response.headers.add(name, value)
             await response.prepare(request)
             if request.method != "HEAD":
-                async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
+                try:
+                    async for chunk in upstream.content.iter_any():
+                        await response.write(chunk)
+                except aiohttp.ClientError:
+                    # the backend broke off mid-answer: so does the client's connection, as
+                    # Go's ReverseProxy aborts its handler, rather than end a truncated body cleanly
+                    if request.transport is not None:
+                        request.transport.close()
+                    return response
             await response.write_eof()
             return response
 

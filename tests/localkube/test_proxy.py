@@ -58,6 +58,13 @@ async def _echo(backend: Backend, request: web.Request) -> web.StreamResponse:
         return web.Response(status=418, text="short and stout", headers={"X-Backend": "yes"})
     if request.path == "/redirect":
         return web.Response(status=302, headers={"Location": "/login?next=1"})
+    if request.path == "/broken":
+        broken = web.StreamResponse(headers={"Content-Length": "1000"})
+        await broken.prepare(request)
+        await broken.write(b"partial")
+        assert request.transport is not None
+        request.transport.close()  # the backend dies mid-answer
+        return broken
     if request.path == "/elsewhere":
         return web.Response(status=302, headers={"Location": "http://example.invalid/x"})
     headers = {"Access-Control-Allow-Origin": "*", "X-Backend": "yes"}
@@ -248,6 +255,18 @@ async def test_service_errors_match_kube_apiserver(raw: Raw, namespace: str, bac
     code, body, _ = await call(raw, "GET", f"{base}/services/noref:http/proxy/")
     assert _status(body) == (503, "ServiceUnavailable", 'no endpoints available for service "noref:http"')
     assert not backend.seen
+
+
+async def test_large_bodies_and_a_backend_dying_mid_answer(raw: Raw, namespace: str, backend: Backend) -> None:
+    await backend_service(raw, "big", backend.port)
+    base = f"/api/v1/namespaces/{namespace}/services/big:http/proxy"
+    payload = b"x" * (1 << 20)
+    code, body, _ = await call(raw, "POST", f"{base}/upload", payload)
+    assert code == 200 and len(json.loads(body)["body"]) == 1 << 20
+    with pytest.raises(aiohttp.ClientPayloadError):
+        await call(raw, "GET", f"{base}/broken")
+    code, body, _ = await call(raw, "GET", f"{base}/after")  # localkube still proxies
+    assert code == 200 and json.loads(body)["path"] == "/after"
 
 
 async def test_unreachable_backends_answer_503(raw: Raw, namespace: str) -> None:
