@@ -413,7 +413,7 @@ class LocalKube:
 
     def _accepts_protobuf(self, request: web.Request) -> bool:
         try:
-            return self._accept(request, protobuf=True)[0] == "protobuf"
+            return self._accept(request, encodable=True)[0] == "protobuf"
         except APIError:
             return False
 
@@ -470,7 +470,7 @@ class LocalKube:
                 forbidden_message(identity, attrs), resource=info.resource, group=info.group, name=info.name
             )
 
-    def _accept(self, request: web.Request, protobuf: bool = False) -> tuple[str, str]:
+    def _accept(self, request: web.Request, encodable: bool = False) -> tuple[str, str]:
         """``("table"|"json"|"yaml"|"aggregated"|"partial"|"protobuf", include)``; protobuf
         only where the caller can encode it (built-in kinds)."""
         accept = request.headers.get("Accept", "application/json") or "*/*"
@@ -480,13 +480,15 @@ class LocalKube:
             attrs = dict(p.split("=", 1) for p in params[1:] if "=" in p)
             if kind in ("application/json", "*/*", "application/*", "application/vnd.kubernetes.protobuf"):
                 if attrs.get("as") == "Table":
+                    if kind == protobuf.CONTENT_TYPE:
+                        continue  # kube-apiserver serves Tables as JSON or YAML only
                     return "table", request.query.get("includeObject", "Metadata")
                 if attrs.get("as") == "APIGroupDiscoveryList":
                     return "aggregated", ""
                 if attrs.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                    return "partial", ""
+                    return "partial", "protobuf" if kind == protobuf.CONTENT_TYPE else ""
                 if kind == "application/vnd.kubernetes.protobuf":
-                    if protobuf:
+                    if encodable:
                         return "protobuf", ""
                     continue
                 return "json", ""
@@ -664,10 +666,12 @@ class LocalKube:
             meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
             return self._respond_raw(request, tablemod.table(rt, [obj], include, meta))
         if mode == "partial":
-            return self._respond_raw(request, tablemod.partial_metadata(obj))
+            return self._respond_raw(request, tablemod.partial_metadata(obj), include)
         return self._respond(request, obj)
 
-    def _respond_raw(self, request: web.Request, obj: Obj) -> web.Response:
+    def _respond_raw(self, request: web.Request, obj: Obj, include: str = "") -> web.Response:
+        if include == "protobuf":  # PartialObjectMetadata(List), which has a message
+            return web.Response(body=protobuf.encode(obj), content_type=protobuf.CONTENT_TYPE)
         return web.Response(text=_dump(obj), content_type=JSON)
 
     def _selectors(self, request: web.Request, rt: ResourceType) -> tuple[list[Any], list[Any]]:
@@ -732,6 +736,7 @@ class LocalKube:
                     "metadata": meta,
                     "items": [tablemod.partial_metadata(v) for v in views],
                 },
+                include,
             )
         if not rt.custom:
             for view in views:

@@ -417,6 +417,22 @@ async def test_protobuf_only_requests_for_built_in_kinds(raw: Raw) -> None:
     assert media.startswith("application/json") and json.loads(body)["data"] == {"k": "v"}
 
 
+async def test_tables_are_json_only_and_partial_metadata_has_protobuf(raw: Raw) -> None:
+    """kube-apiserver's AllowsMediaTypeTransform: Table as JSON or YAML, PartialObjectMetadata in any."""
+    path = "/api/v1/namespaces/kube-system/configmaps"
+    table_pb = f"{PB};as=Table;v=v1;g=meta.k8s.io"
+    code, _, _ = await call(raw, "GET", path, accept=table_pb)
+    assert code == 406
+    code, body, media = await call(raw, "GET", path, accept=f"{table_pb},application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert code == 200 and media.startswith("application/json") and json.loads(body)["kind"] == "Table"
+    partial = f"{PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    code, body, media = await call(raw, "GET", path, accept=partial)
+    listed = protobuf.decode_object(body)
+    assert (code, media, listed["kind"]) == (200, PB, "PartialObjectMetadataList")
+    names = [item["metadata"]["name"] for item in listed["items"]]
+    assert "kube-root-ca.crt" in names and "data" not in listed["items"][0]
+
+
 async def test_protobuf_bodies_that_are_not_objects_are_bad_requests(raw: Raw) -> None:
     code, body, _ = await call(
         raw, "POST", "/api/v1/namespaces/default/configmaps", b"k8s\x00\x0a\x05\x0a", accept="application/json"
