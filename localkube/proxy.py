@@ -114,10 +114,27 @@ def split_scheme_name_port(ident: str) -> tuple[str, str, str] | None:
     return scheme, name, port
 
 
+def advertised_address(host: str) -> str:
+    """The IP localkube names as its own in ``default/kubernetes``: the listening address,
+    or loopback when it listens on every address or on a name."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return "127.0.0.1"
+    return "127.0.0.1" if ip.is_unspecified else str(ip)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _valid_address(server: LocalKube, namespace: str, service: str, address: Obj) -> bool:
     ref = address.get("targetRef")
     if ref is None:
-        return (namespace, service) == KUBERNETES and address.get("ip") == server.config.host
+        return (namespace, service) == KUBERNETES and address.get("ip") == advertised_address(server.config.host)
     if ref.get("namespace") != namespace or ref.get("kind", "Pod") != "Pod":
         return False
     pod = server.store.get("/pods", namespace, ref.get("name", ""))
@@ -273,7 +290,7 @@ async def forward(request: web.Request, location: Location, path: str) -> web.St
     if path == "" and request.method in ("GET", "HEAD"):
         query = f"?{request.query_string}" if request.query_string else ""
         return web.Response(status=301, headers={"Location": request.path + "/" + query})
-    if not ipaddress.ip_address(location.host).is_loopback:
+    if not _loopback(location.host):
         raise service_unavailable(
             f"error trying to reach service: dial tcp {location.netloc()}: localkube reaches only loopback addresses"
         )
@@ -415,7 +432,9 @@ def reconcile_kubernetes_service(server: LocalKube) -> None:
                 if p.get("name") == "https":
                     p["targetPort"] = server.port
             server.api.update(svc_rt, "default", "kubernetes", updated, "", context, WriteOptions())
-    for rt, desired in zip((ep_rt, slice_rt), kubernetes_endpoints(server.config.host, server.port), strict=True):
+    for rt, desired in zip(
+        (ep_rt, slice_rt), kubernetes_endpoints(advertised_address(server.config.host), server.port), strict=True
+    ):
         current = server.store.get(rt.storage_key, *KUBERNETES)
         if current is None:
             server.api.create(rt, "default", desired, context, WriteOptions())

@@ -21,6 +21,7 @@ import pytest
 from aiohttp import web
 from yarl import URL
 
+from localkube import proxy
 from tests.servers import Kubectl, Raw, ServerThread, start_server
 
 ADMIN_TOKEN = "proxy-admin-token"
@@ -177,7 +178,20 @@ async def test_the_kubernetes_service_proxies_to_localkube(raw: Raw) -> None:
     code, body, _ = await call(raw, "GET", "/api/v1/namespaces/default/endpoints/kubernetes")
     subset = json.loads(body)["subsets"][0]
     assert subset["addresses"] == [{"ip": "127.0.0.1"}]
-    assert subset["ports"][0]["port"] == int(raw.url.rsplit(":", 1)[1])
+    port = int(raw.url.rsplit(":", 1)[1])
+    assert subset["ports"][0]["port"] == port
+    code, body, _ = await call(raw, "GET", "/api/v1/namespaces/default/services/kubernetes")
+    assert json.loads(body)["spec"]["ports"][0]["targetPort"] == port  # as kube's endpoint reconciler sets it
+    code, body, _ = await call(raw, "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes")
+    assert json.loads(body)["endpoints"][0]["addresses"] == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize(
+    ("host", "advertised"),
+    [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "127.0.0.1"), ("localhost", "127.0.0.1"), ("::1", "::1")],
+)
+def test_the_address_localkube_advertises(host: str, advertised: str) -> None:
+    assert proxy.advertised_address(host) == advertised
 
 
 def test_kubectl_get_raw_through_the_service_proxy(admin: Kubectl) -> None:
