@@ -64,6 +64,11 @@ def table() -> Obj:
     text = resources.files("localkube").joinpath("protobuf_fields.json").read_text()
     data: Obj = json.loads(text)
     data["slice_set"] = frozenset(data["slices"])
+    specials = {TIME, MICRO_TIME, DURATION, FIELDS_V1, QUANTITY, INT_OR_STRING, RAW_EXTENSION, *data["slices"]}
+    for prefix in APIEXTENSIONS:
+        specials |= {prefix + short for short in ("JSON", "JSONSchemaPropsOrBool", "JSONSchemaPropsOrArray")}
+        specials.add(prefix + "JSONSchemaPropsOrStringArray")
+    data["specials"] = frozenset(specials)  # the messages converted by hand, looked up once per value
     return data
 
 
@@ -89,7 +94,12 @@ def supported(rt: ResourceType) -> bool:
 
 
 # -- wire primitives ---------------------------------------------------------------------
+_SMALL = [bytes((n,)) for n in range(128)]
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _SMALL[value]
     value &= _MASK64
     out = bytearray()
     while True:
@@ -117,6 +127,7 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
             raise ValueError("varint too long")
 
 
+@functools.cache
 def _key(number: int, wire: int) -> bytes:
     return _varint(number << 3 | wire)
 
@@ -291,8 +302,9 @@ def _sibling(name: str, short: str) -> str:
 
 def encode_message(name: str, obj: Any) -> bytes:
     """The protobuf of one JSON value of message ``name``; fields it does not know are left out."""
-    special = _special_encode(name, obj)
-    if special is not None:
+    if name in table()["specials"]:
+        special = _special_encode(name, obj)
+        assert special is not None
         return special
     if not isinstance(obj, dict):
         raise ValueError(f"{name.rsplit('.', 1)[1]} must be an object")
@@ -435,9 +447,8 @@ def _packed(kind: str, data: bytes) -> list[Any]:
 
 def decode_message(name: str, data: bytes) -> Any:
     """The JSON value of message ``name`` in ``data``."""
-    handled, special = _special_decode(name, data)
-    if handled:
-        return special
+    if name in table()["specials"]:
+        return _special_decode(name, data)[1]
     schema = {entry[0]: entry for entry in table()["messages"][name]}
     obj: Obj = {}
     for number, wire, raw in fields(data):
