@@ -484,7 +484,7 @@ class LocalKube:
                         continue  # kube-apiserver serves Tables as JSON or YAML only
                     return "table", request.query.get("includeObject", "Metadata")
                 if attrs.get("as") == "APIGroupDiscoveryList":
-                    return "aggregated", ""
+                    return "aggregated", "protobuf" if kind == protobuf.CONTENT_TYPE else ""
                 if attrs.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList"):
                     return "partial", "protobuf" if kind == protobuf.CONTENT_TYPE else ""
                 if kind == "application/vnd.kubernetes.protobuf":
@@ -940,34 +940,32 @@ class LocalKube:
         if path == "/version":
             return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
         if path in ("/api", "/apis"):
-            mode, _ = self._accept(request)
+            mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":
                 body = discovery.aggregated(self.registry, core=path == "/api")
+                if include == "protobuf":
+                    media = protobuf.CONTENT_TYPE + discovery.AGGREGATED_CONTENT_TYPE.removeprefix(JSON)
+                    return web.Response(body=protobuf.encode(body), headers={"Content-Type": media, "Vary": "Accept"})
                 return web.Response(
                     body=_dump(body).encode(),
                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"},
                 )
             if path == "/api":
-                return web.Response(
-                    text=_dump(discovery.api_versions(f"{self.config.host}:{self.port}")), content_type=JSON
-                )
-            return web.Response(text=_dump(discovery.api_group_list(self.registry)), content_type=JSON)
+                return self._discovery_doc(request, discovery.api_versions(f"{self.config.host}:{self.port}"))
+            return self._discovery_doc(request, discovery.api_group_list(self.registry))
         if info.api_prefix == "api" and info.version and not info.parts:
             if info.version != "v1":
                 raise resource_not_found()
-            return web.Response(text=_dump(discovery.resource_list(self.registry, "", "v1")), content_type=JSON)
+            return self._discovery_doc(request, discovery.resource_list(self.registry, "", "v1"))
         if info.api_prefix == "apis" and info.group and not info.version:
             group_doc = discovery.api_group(self.registry, info.group)
             if group_doc is None:
                 raise resource_not_found()
-            return web.Response(text=_dump(group_doc), content_type=JSON)
+            return self._discovery_doc(request, group_doc)
         if info.api_prefix == "apis" and info.group and info.version and not info.parts:
             if not self.registry.resources(info.group, info.version):
                 raise resource_not_found()
-            return web.Response(
-                text=_dump(discovery.resource_list(self.registry, info.group, info.version)),
-                content_type=JSON,
-            )
+            return self._discovery_doc(request, discovery.resource_list(self.registry, info.group, info.version))
         if path == "/openapi/v2":
             from localkube import openapi_v2
 
@@ -988,6 +986,13 @@ class LocalKube:
                 raise resource_not_found()
             return web.Response(text=self._openapi.document(group, version)[0], content_type=JSON)
         raise resource_not_found()
+
+    def _discovery_doc(self, request: web.Request, doc: Obj) -> web.Response:
+        """A plain discovery document: meta.k8s.io/v1 messages, so protobuf when asked first."""
+        if self._accepts_protobuf(request):
+            body = protobuf.encode({"apiVersion": "v1", **doc})
+            return web.Response(body=body, content_type=protobuf.CONTENT_TYPE)
+        return web.Response(text=_dump(doc), content_type=JSON)
 
     # -- review APIs ----------------------------------------------------------------------------
     async def _pod_action(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:

@@ -417,6 +417,24 @@ async def test_protobuf_only_requests_for_built_in_kinds(raw: Raw) -> None:
     assert media.startswith("application/json") and json.loads(body)["data"] == {"k": "v"}
 
 
+async def test_discovery_documents_in_protobuf(raw: Raw) -> None:
+    code, body, media = await call(raw, "GET", "/api")
+    assert (code, media) == (200, PB) and protobuf.decode_object(body)["versions"] == ["v1"]
+    groups = protobuf.decode_object((await call(raw, "GET", "/apis"))[1])
+    assert "apps" in [g["name"] for g in groups["groups"]]
+    resources = protobuf.decode_object((await call(raw, "GET", "/apis/apps/v1"))[1])
+    deployments = next(r for r in resources["resources"] if r["name"] == "deployments")
+    assert deployments["verbs"] == ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    assert deployments["namespaced"] is True and resources["groupVersion"] == "apps/v1"
+    code, body, media = await call(raw, "GET", "/api/v1", accept="application/json")
+    assert media.startswith("application/json") and json.loads(body)["kind"] == "APIResourceList"
+    aggregated = f"{PB};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    code, body, media = await call(raw, "GET", "/apis", accept=aggregated)
+    assert (code, media) == (200, aggregated)
+    as_json = json.loads((await call(raw, "GET", "/apis", accept=aggregated.replace(PB, "application/json")))[1])
+    assert protobuf.decode_object(body) == as_json
+
+
 async def test_tables_are_json_only_and_partial_metadata_has_protobuf(raw: Raw) -> None:
     """kube-apiserver's AllowsMediaTypeTransform: Table as JSON or YAML, PartialObjectMetadata in any."""
     path = "/api/v1/namespaces/kube-system/configmaps"
