@@ -30,6 +30,9 @@ _SUBRESOURCE_VERBS = {
     "finalize": ["update"],
     "token": ["create"],
     "proxy": ["create", "delete", "get", "patch", "update"],
+    "binding": ["create"],
+    "eviction": ["create"],
+    "ephemeralcontainers": ["get", "patch", "update"],
 }
 
 
@@ -44,6 +47,10 @@ def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
         return "authentication.k8s.io", "v1", "TokenRequest"
     if sub == "proxy":
         return rt.group, rt.version, f"{rt.kind}ProxyOptions"
+    if sub == "binding":
+        return rt.group, rt.version, "Binding"
+    if sub == "eviction":  # kubectl drain evicts only when discovery says Eviction in policy/v1
+        return "policy", "v1", "Eviction"
     return rt.group, rt.version, rt.kind
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import json
 import struct
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -19,8 +21,9 @@ import pytest
 
 from localkube import protobuf
 from localkube.resources import Registry
+from localkube.simulation import SimulationConfig
 from manifests import crd_files
-from tests.servers import Kubectl, Raw
+from tests.servers import Kubectl, Raw, start_server
 
 PB = protobuf.CONTENT_TYPE
 Obj = dict[str, Any]
@@ -428,6 +431,13 @@ async def test_discovery_documents_in_protobuf(raw: Raw) -> None:
     assert deployments["namespaced"] is True and resources["groupVersion"] == "apps/v1"
     code, body, media = await call(raw, "GET", "/api/v1", accept="application/json")
     assert media.startswith("application/json") and json.loads(body)["kind"] == "APIResourceList"
+    eviction = next(r for r in json.loads(body)["resources"] if r["name"] == "pods/eviction")
+    assert (eviction["group"], eviction["version"], eviction["kind"], eviction["verbs"]) == (
+        "policy",
+        "v1",
+        "Eviction",
+        ["create"],
+    )
     aggregated = f"{PB};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
     code, body, media = await call(raw, "GET", "/apis", accept=aggregated)
     assert (code, media) == (200, aggregated)
@@ -529,3 +539,17 @@ def test_kubectl_typed_commands_send_and_read_protobuf(admin: Kubectl) -> None:
     data = json.loads(admin("get", "secret", "bin", "-n", "pb-kubectl", "-o", "json").stdout)["data"]
     assert base64.b64decode(data["k"]) == b"\x01\x02 x"
     assert "apiVersion: v1" in admin("get", "pods", "-n", "pb-kubectl", "-o", "yaml").stdout
+
+
+def test_kubectl_drain_lists_and_evicts_in_protobuf(tmp_path: Path) -> None:
+    """drain reads a PodList and posts policy/v1 Evictions, both protobuf; it evicts (rather
+    than deletes) only because discovery names pods/eviction's kind as kube-apiserver does."""
+    with contextlib.contextmanager(start_server)(
+        port=0, simulation=SimulationConfig(nodes=1, workloads=True)
+    ) as server:
+        kubectl = Kubectl(server.kubeconfig(tmp_path), tmp_path / "cache")
+        kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
+        kubectl("rollout", "status", "deployment/web", "--timeout=30s")
+        out = kubectl("drain", "node-1", "--timeout=30s", "-v=6", timeout=60)
+        assert out.stdout.count(" evicted") == 2, out.stdout
+        assert "/eviction 201" in out.stderr
