@@ -13,6 +13,7 @@ import contextlib
 import copy
 import json
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from localkube import protobuf
 from localkube.resources import Registry
 from localkube.simulation import SimulationConfig
 from manifests import crd_files
-from tests.servers import Kubectl, Raw, start_server
+from tests.programs import Background, kubectl
+from tests.servers import Kubectl, Raw, ServerThread, start_server
 
 PB = protobuf.CONTENT_TYPE
 Obj = dict[str, Any]
@@ -539,6 +541,43 @@ def test_kubectl_typed_commands_send_and_read_protobuf(admin: Kubectl) -> None:
     data = json.loads(admin("get", "secret", "bin", "-n", "pb-kubectl", "-o", "json").stdout)["data"]
     assert base64.b64decode(data["k"]) == b"\x01\x02 x"
     assert "apiVersion: v1" in admin("get", "pods", "-n", "pb-kubectl", "-o", "yaml").stdout
+
+
+def _wait_for(condition: Any, timeout: float = 20) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_kubectl_events_watch_reads_protobuf_frames(admin: Kubectl, localkube: ServerThread, tmp_path: Path) -> None:
+    """``kubectl events --watch`` is a typed client-go watch: length-prefixed protobuf frames."""
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "pb-first", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Tested",
+        "message": "listed",
+        "type": "Normal",
+        "count": 1,
+    }
+    admin("create", "-f", "-", stdin=json.dumps(event))
+    log = tmp_path / "events.log"
+    args = [kubectl(), f"--kubeconfig={admin.kubeconfig}", "events", "--watch", "-n", "default", "-v=8"]
+    watching = localkube.server.watch_count
+    process = Background(args, log).start()
+    try:
+        assert _wait_for(lambda: localkube.server.watch_count > watching), process.output()
+        later = {**event, "metadata": {"name": "pb-later", "namespace": "default"}, "message": "watched-later"}
+        admin("create", "-f", "-", stdin=json.dumps(later))
+        assert _wait_for(lambda: "watched-later" in process.output()), process.output()
+    finally:
+        process.stop()
+    assert f"Content-Type: {protobuf.WATCH_CONTENT_TYPE}" in process.output()
+    assert "listed" in process.output()
 
 
 def test_kubectl_drain_lists_and_evicts_in_protobuf(tmp_path: Path) -> None:
