@@ -1,11 +1,12 @@
-"""The ``proxy`` subresource of Services and Pods (kube-apiserver's connect handlers).
+"""The ``proxy`` subresource of Services, Pods and Nodes (kube-apiserver's connect handlers).
 
 ``/api/v1/namespaces/NS/services/[SCHEME:]NAME[:PORT]/proxy/PATH`` and the same
 for ``pods`` forward any request to the object's address with kube-apiserver's
 rules: the address comes from the Service's ``Endpoints`` (only addresses whose
 ``targetRef`` names a Pod of the namespace carrying that IP, as
 pkg/registry/core/service/storage ``ResourceLocation`` checks) or from the Pod's
-``status.podIPs`` and its first ``containerPort``; the backend path is the
+``status.podIPs`` and its first ``containerPort``, or from the Node's preferred
+address and kubelet port (https, or the scheme asked for another port); the backend path is the
 cleaned rest of the request path (a trailing slash kept), an empty path on
 GET/HEAD redirects to ``.../proxy/``, the query goes as is, hop-by-hop headers
 and the client's credentials stay behind, ``X-Forwarded-For`` and
@@ -17,9 +18,10 @@ Where localkube deliberately differs from kube-apiserver:
 
 - it dials only loopback addresses: any other address exists only in the
   simulation, so a request to it fails as an unreachable dial would (503);
-- a Pod on a loopback address is proxied (kube-apiserver refuses addresses that
-  are not global unicast with 400 ``address not allowed``), since loopback is
-  all localkube can reach;
+- a Pod on a loopback address, or a Node's loopback address with a port other
+  than its kubelet's, is proxied (kube-apiserver refuses addresses that are not
+  global unicast with 400 ``address not allowed``), since loopback is all
+  localkube can reach; it presents no client certificate to a kubelet;
 - the ``default/kubernetes`` Service's endpoint, localkube itself, is proxied
   although it names no Pod (kube-apiserver's endpoint reconciler writes it
   without a ``targetRef`` and its proxy then answers 503);
@@ -125,6 +127,8 @@ def advertised_address(host: str) -> str:
 
 
 def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -212,6 +216,53 @@ def pod_location(server: LocalKube, namespace: str, ident: str) -> Location:
     if not (_global_unicast(ip) or ip.is_loopback):
         raise bad_request("address not allowed")
     return Location(scheme, pod_ip, port)
+
+
+# kube-apiserver's --kubelet-preferred-address-types default, and the kubelet's default port
+PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
+KUBELET_PORT = 10250
+
+
+def _preferred_address(node: Obj) -> str | None:
+    """pkg/util/node GetPreferredNodeAddress: the first address of the first preferred type."""
+    addresses = (node.get("status") or {}).get("addresses") or []
+    for kind in PREFERRED_ADDRESS_TYPES:
+        for address in addresses:
+            if address.get("type") == kind and address.get("address"):
+                return str(address["address"])
+        hostname = (node["metadata"].get("labels") or {}).get("kubernetes.io/hostname")
+        if kind == "Hostname" and hostname:
+            return str(hostname)
+    return None
+
+
+def node_location(server: LocalKube, ident: str) -> Location:
+    """The kubelet (or, for another port, any server) on a Node (the node storage's ResourceLocation)."""
+    split = split_scheme_name_port(ident)
+    if split is None:
+        raise bad_request(f'invalid node request "{ident}"')
+    scheme, name, port = split
+    node = server.store.get("/nodes", "", name)
+    if node is None:
+        raise not_found("nodes", "", name)
+    host = _preferred_address(node)
+    if host is None:
+        known = " ".join(
+            f"{{{a.get('type', '')} {a.get('address', '')}}}" for a in (node.get("status") or {}).get("addresses") or []
+        )
+        message = f"no preferred addresses found; known addresses: [{known}]"
+        raise APIError(500, "InternalError", f"Internal error occurred: {message}")
+    endpoint = ((node.get("status") or {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}
+    kubelet_port = str(endpoint.get("Port") or KUBELET_PORT)
+    if not port or port == kubelet_port:
+        return Location("https", host, kubelet_port)
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None  # a name: localkube resolves none but localhost, so forward() refuses it as unreachable
+    if ip is not None and not (_global_unicast(ip) or ip.is_loopback):
+        raise bad_request("address not allowed")
+    return Location(scheme, host, port)
 
 
 # -- forwarding ----------------------------------------------------------------------
@@ -370,13 +421,15 @@ def _subpath(info: RequestInfo) -> list[str]:
 
 
 async def serve(server: LocalKube, request: web.Request, info: RequestInfo) -> web.StreamResponse:
-    """Answer a ``services/NAME/proxy`` or ``pods/NAME/proxy`` request."""
+    """Answer a ``services/NAME/proxy``, ``pods/NAME/proxy`` or ``nodes/NAME/proxy`` request."""
     if request.method not in METHODS:
         raise method_not_allowed()
     if info.resource == "services":
         location = service_location(server, info.namespace, info.name)
     elif info.resource == "pods":
         location = pod_location(server, info.namespace, info.name)
+    elif info.resource == "nodes":
+        location = node_location(server, info.name)
     else:
         raise method_not_allowed()
     return await forward(request, location, backend_path(request.path, _subpath(info)))

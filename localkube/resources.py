@@ -128,7 +128,17 @@ BUILTIN: tuple[ResourceType, ...] = (
         extra_subresources=("binding", "eviction", "ephemeralcontainers", "proxy"),
         delete_returns_object=True,
     ),
-    _rt("", "v1", "Node", "nodes", False, short_names=("no",), status=True, delete_returns_object=True),
+    _rt(
+        "",
+        "v1",
+        "Node",
+        "nodes",
+        False,
+        short_names=("no",),
+        status=True,
+        extra_subresources=("proxy",),
+        delete_returns_object=True,
+    ),
     _rt(
         "",
         "v1",

@@ -312,6 +312,46 @@ async def test_pod_proxy_uses_the_pod_ip_and_first_container_port(raw: Raw, name
     assert _status(body) == (404, "NotFound", 'pods "nobody" not found')
 
 
+async def node(raw: Raw, name: str, addresses: list[dict[str, str]], kubelet_port: int | None = None) -> None:
+    await create(raw, "/api/v1/nodes", {"metadata": {"name": name}})
+    status: dict[str, Any] = {"addresses": addresses}
+    if kubelet_port is not None:
+        status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": kubelet_port}}
+    code, body, _ = await call(
+        raw,
+        "PATCH",
+        f"/api/v1/nodes/{name}/status",
+        json.dumps({"status": status}).encode(),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert code == 200, body
+
+
+async def test_node_proxy_reaches_the_kubelet_port_or_another(raw: Raw, backend: Backend) -> None:
+    """pkg/registry/core/node/storage ResourceLocation: https to the kubelet port of the
+    preferred address (Hostname, InternalDNS, InternalIP, ...), or the scheme and port asked."""
+    port = int(raw.url.rsplit(":", 1)[1])  # localkube plays the kubelet: it serves https
+    await node(raw, "local", [{"type": "InternalIP", "address": "127.0.0.1"}], kubelet_port=port)
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/local/proxy/version")
+    assert code == 200 and json.loads(body)["major"] == "1"
+    code, body, _ = await call(raw, "POST", f"/api/v1/nodes/http:local:{backend.port}/proxy/stats?x=1", b"{}")
+    assert code == 200 and json.loads(body) == {"method": "POST", "path": "/stats", "body": "{}"}
+    await node(raw, "named", [{"type": "InternalIP", "address": "10.0.0.9"}, {"type": "Hostname", "address": "named"}])
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/named/proxy/")
+    assert code == 503 and "dial tcp named:10250" in _status(body)[2]
+    await node(raw, "bare", [])
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/bare/proxy/")
+    message = "Internal error occurred: no preferred addresses found; known addresses: []"
+    assert _status(body) == (500, "InternalError", message)
+    await node(raw, "linklocal", [{"type": "InternalIP", "address": "169.254.0.1"}])
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/linklocal:8080/proxy/")
+    assert _status(body) == (400, "BadRequest", "address not allowed")
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/ghost/proxy/")
+    assert _status(body) == (404, "NotFound", 'nodes "ghost" not found')
+    code, body, _ = await call(raw, "GET", "/api/v1/nodes/a:b:c:d/proxy/")
+    assert _status(body) == (400, "BadRequest", 'invalid node request "a:b:c:d"')
+
+
 async def test_proxy_verbs_are_authorized_on_the_subresource(raw: Raw, namespace: str, backend: Backend) -> None:
     await backend_service(raw, "guarded", backend.port)
     rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
