@@ -469,8 +469,10 @@ def decode_message(name: str, data: bytes) -> Any:
             found = [(w, v) for n, w, v in parts if n == 2]
             if found:
                 value = _decode_value(kind, *found[-1])
-            else:  # an entry without a value holds the type's zero value
-                value = {} if kind not in _SCALAR_KINDS else _decode_scalar(kind, 0, 0) if kind != "string" else ""
+            elif kind in _SCALAR_KINDS:  # an entry without a value holds the type's zero value
+                value = {"string": "", "bytes": "", "bool": False}.get(kind, 0)
+            else:
+                value = _decode_value(kind, 2, b"")
             obj.setdefault(json_name, {})[key] = value
         elif "r" in flags:
             items = obj.setdefault(json_name, [])

@@ -28,6 +28,10 @@ Where localkube deliberately differs from kube-apiserver:
 - no protocol upgrades (WebSocket, SPDY) and no rewriting of links inside
   ``text/html`` bodies.
 
+Reaching loopback needs the right to write a Pod's or Node's status (or to be
+localkube's own Service), which kube-apiserver grants only to kubelets and
+cluster admins; a simulated Pod's address is never loopback.
+
 Concurrency: a proxied request runs in its request's task on the server's loop
 and opens its own client session, closed once the backend's answer has been
 streamed to the client.

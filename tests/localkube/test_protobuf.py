@@ -379,6 +379,25 @@ def test_json_schema_unions_and_durations() -> None:
         assert protobuf._format_duration(protobuf._parse_duration(text)) == text
 
 
+def test_wire_forms_go_may_write() -> None:
+    """Map entries without a value hold the zero value; repeated scalars may come packed;
+    negative int32s come as ten-byte varints."""
+    entry = protobuf._delimited(1, b"cpu")
+    resources = protobuf.decode_message("k8s.io.api.core.v1.ResourceRequirements", protobuf._delimited(1, entry))
+    assert resources == {"limits": {"cpu": "0"}}
+    config = protobuf.decode_message(
+        "k8s.io.api.core.v1.ConfigMap", protobuf._delimited(2, protobuf._delimited(1, b"k"))
+    )
+    assert config == {"data": {"k": ""}}
+    context = "k8s.io.api.core.v1.PodSecurityContext"  # supplementalGroups = 4, repeated int64
+    packed = protobuf._delimited(4, protobuf._varint(1000) + protobuf._varint(2000))
+    unpacked = protobuf._key(4, 0) + protobuf._varint(3000)
+    assert protobuf.decode_message(context, packed + unpacked) == {"supplementalGroups": [1000, 2000, 3000]}
+    minus_one = protobuf._key(2, 0) + protobuf._varint(-1)
+    assert len(protobuf._varint(-1)) == 10
+    assert protobuf.decode_message(protobuf.INT_OR_STRING, minus_one) == -1
+
+
 def test_corrupt_bodies_are_refused() -> None:
     good = protobuf.encode(copy.deepcopy(CONFIGMAP))
     for bad in (good[:-3], b"k8s\x00\x0a\xff\xff\xff", b"\x0a\x01x", good[:4] + b"\x07"):
