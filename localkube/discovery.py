@@ -29,6 +29,7 @@ _SUBRESOURCE_VERBS = {
     "approval": ["get", "patch", "update"],
     "finalize": ["update"],
     "token": ["create"],
+    "proxy": ["create", "delete", "get", "patch", "update"],
     "binding": ["create"],
     "eviction": ["create"],
     "ephemeralcontainers": ["get", "patch", "update"],
@@ -38,7 +39,7 @@ _SUBRESOURCE_KINDS = {
     "scale": ("autoscaling", "v1", "Scale"),
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
     "binding": ("", "v1", "Binding"),
-    "eviction": ("policy", "v1", "Eviction"),
+    "eviction": ("policy", "v1", "Eviction"),  # kubectl drain evicts only when discovery says so
 }
 
 
@@ -47,6 +48,8 @@ def _storage_hash(rt: ResourceType) -> str:
 
 
 def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str]:
+    if sub == "proxy":
+        return rt.group, rt.version, f"{rt.kind}ProxyOptions"
     return _SUBRESOURCE_KINDS.get(sub, (rt.group, rt.version, rt.kind))
 
 

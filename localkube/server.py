@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from localkube import discovery, openapi, paging
+from localkube import discovery, openapi, paging, protobuf, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import (
@@ -200,6 +200,7 @@ class LocalKube:
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        proxy.reconcile_kubernetes_service(self)
         self.controllers = Controllers(self)
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
         if self.config.simulation.enabled:
@@ -396,7 +397,7 @@ class LocalKube:
         try:
             response = await self._dispatch(request)
         except APIError as error:
-            response = self._status_response(error)
+            response = self._status_response(error, request)
         except web.HTTPRequestEntityTooLarge:  # aiohttp's own read limit
             response = self._status_response(too_large(f"Request entity too large: limit is {MAX_BODY}"))
         except Exception as exc:  # a bug must not take the server down, nor its text reach the client
@@ -412,11 +413,20 @@ class LocalKube:
         )
         return response
 
-    def _status_response(self, error: APIError) -> web.Response:
+    def _status_response(self, error: APIError, request: web.Request | None = None) -> web.Response:
         headers = {}
         if error.retry_after is not None:
             headers["Retry-After"] = str(error.retry_after)
+        if request is not None and error.code != 406 and self._accepts_protobuf(request):
+            body = protobuf.encode(error.status())
+            return web.Response(status=error.code, body=body, content_type=protobuf.CONTENT_TYPE, headers=headers)
         return web.Response(status=error.code, text=_dump(error.status()), content_type=JSON, headers=headers)
+
+    def _accepts_protobuf(self, request: web.Request) -> bool:
+        try:
+            return self._accept(request, encodable=True)[0] == "protobuf"
+        except APIError:
+            return False
 
     def _authenticate(self, request: web.Request) -> Identity:
         header = request.headers.get("Authorization", "")
@@ -472,8 +482,9 @@ class LocalKube:
                 forbidden_message(identity, attrs, reason), resource=info.resource, group=info.group, name=info.name
             )
 
-    def _accept(self, request: web.Request) -> tuple[str, str]:
-        """``("table"|"json"|"yaml"|"aggregated"|"partial", include)``."""
+    def _accept(self, request: web.Request, encodable: bool = False) -> tuple[str, str]:
+        """``("table"|"json"|"yaml"|"aggregated"|"partial"|"protobuf", include)``; protobuf
+        only where the caller can encode it (built-in kinds)."""
         accept = request.headers.get("Accept", "application/json") or "*/*"
         for media in accept.split(","):
             params = [p.strip() for p in media.split(";")]
@@ -481,12 +492,16 @@ class LocalKube:
             attrs = dict(p.split("=", 1) for p in params[1:] if "=" in p)
             if kind in ("application/json", "*/*", "application/*", "application/vnd.kubernetes.protobuf"):
                 if attrs.get("as") == "Table":
+                    if kind == protobuf.CONTENT_TYPE:
+                        continue  # kube-apiserver serves Tables as JSON or YAML only
                     return "table", request.query.get("includeObject", "Metadata")
                 if attrs.get("as") == "APIGroupDiscoveryList":
-                    return "aggregated", ""
+                    return "aggregated", "protobuf" if kind == protobuf.CONTENT_TYPE else ""
                 if attrs.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                    return "partial", ""
+                    return "partial", "protobuf" if kind == protobuf.CONTENT_TYPE else ""
                 if kind == "application/vnd.kubernetes.protobuf":
+                    if encodable:
+                        return "protobuf", ""
                     continue
                 return "json", ""
             if kind == "application/yaml":
@@ -496,10 +511,16 @@ class LocalKube:
     def _respond(
         self, request: web.Request, obj: Obj, code: int = 200, warnings: list[str] | None = None
     ) -> web.Response:
-        mode, _ = self._accept(request) if obj.get("kind") != "Status" else ("json", "")
+        if obj.get("kind") != "Status":
+            mode, _ = self._accept(request, protobuf.encodable(obj))
+        else:
+            mode = "protobuf" if self._accepts_protobuf(request) else "json"
         headers = {}
         if warnings:
             headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
+        if mode == "protobuf":
+            body = protobuf.encode(obj)
+            return web.Response(status=code, body=body, content_type=protobuf.CONTENT_TYPE, headers=headers)
         if mode == "yaml":
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
@@ -511,7 +532,7 @@ class LocalKube:
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
-        info = parse_request(path, request.method, request.query)
+        info = proxy.connect_info(parse_request(path, request.method, request.query))
         identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
         if not info.is_resource:
             self._authorize(identity, info)
@@ -538,6 +559,8 @@ class LocalKube:
             raise method_not_allowed()
         if info.subresource and info.subresource not in rt.subresources():
             raise resource_not_found()
+        if info.subresource == "proxy":
+            return await proxy.serve(self, request, info)
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
         options = self._write_options(request)
         method = request.method
@@ -623,11 +646,9 @@ class LocalKube:
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await read_body(request)
         media = (request.headers.get("Content-Type") or "application/json").split(";")[0].strip().lower()
-        if media == "application/vnd.kubernetes.protobuf":
-            from localkube.protobuf import decode
-
+        if media == protobuf.CONTENT_TYPE:
             try:
-                return decode(raw, rt)
+                return protobuf.decode(raw, rt)
             except (ValueError, IndexError, KeyError) as exc:  # truncated or malformed wire data
                 what = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}'
                 raise bad_request(f"{what}: malformed protobuf data: {exc}") from None
@@ -637,6 +658,11 @@ class LocalKube:
 
     async def _delete_options(self, request: web.Request) -> Obj:
         raw = await read_body(request)
+        if raw.startswith(protobuf.MAGIC):
+            try:
+                return protobuf.decode_object(raw)
+            except (ValueError, IndexError, KeyError) as exc:
+                raise bad_request(f"DeleteOptions cannot be decoded: {exc}") from None
         if raw.strip():
             body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
             if not isinstance(body, dict):
@@ -653,15 +679,17 @@ class LocalKube:
 
     # -- reads ---------------------------------------------------------------------------
     def _respond_object(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         if mode == "table":
             meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
             return self._respond_raw(request, tablemod.table(rt, [obj], include, meta))
         if mode == "partial":
-            return self._respond_raw(request, tablemod.partial_metadata(obj))
+            return self._respond_raw(request, tablemod.partial_metadata(obj), include)
         return self._respond(request, obj)
 
-    def _respond_raw(self, request: web.Request, obj: Obj) -> web.Response:
+    def _respond_raw(self, request: web.Request, obj: Obj, include: str = "") -> web.Response:
+        if include == "protobuf":  # PartialObjectMetadata(List), which has a message
+            return web.Response(body=protobuf.encode(obj), content_type=protobuf.CONTENT_TYPE)
         return web.Response(text=_dump(obj), content_type=JSON)
 
     def _selectors(self, request: web.Request, rt: ResourceType) -> tuple[list[Any], list[Any]]:
@@ -695,7 +723,7 @@ class LocalKube:
 
             for view in views:
                 apply_defaults(view, rt.schema)
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         if mode == "table":
             return self._respond_raw(request, tablemod.table(rt, views, include, meta))
         if mode == "partial":
@@ -707,6 +735,7 @@ class LocalKube:
                     "metadata": meta,
                     "items": [tablemod.partial_metadata(v) for v in views],
                 },
+                include,
             )
         if not rt.custom:
             for view in views:
@@ -739,7 +768,7 @@ class LocalKube:
         bookmarks = _truthy(query.get("allowWatchBookmarks"))
         timeout = float(int_param(query, "timeoutSeconds") or 1800)
         send_initial = _truthy(query.get("sendInitialEvents"))
-        mode, include = self._accept(request)
+        mode, include = self._accept(request, protobuf.supported(rt))
         requested_rv = resource_version_param(query)
         # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
         # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
@@ -748,7 +777,10 @@ class LocalKube:
             or not send_initial
             or await self.store.wait_for_rv(requested_rv, paging.TOO_LARGE_WAIT)
         )
-        response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
+        stream_type = protobuf.WATCH_CONTENT_TYPE if mode == "protobuf" else JSON
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": stream_type, "Cache-Control": "no-cache, private"}
+        )
         response.enable_chunked_encoding()
         await response.prepare(request)
         first_table = [True]
@@ -759,6 +791,9 @@ class LocalKube:
                 obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
                 first_table[0] = False
             await self.store.durable()  # no client sees a change that a crash could still undo
+            if mode == "protobuf":
+                await response.write(protobuf.watch_frame(kind, obj))
+                return
             await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
 
         if not fresh:
@@ -900,34 +935,32 @@ class LocalKube:
         if path == "/version":
             return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
         if path in ("/api", "/apis"):
-            mode, _ = self._accept(request)
+            mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":
                 body = discovery.aggregated(self.registry, core=path == "/api")
+                if include == "protobuf":
+                    media = protobuf.CONTENT_TYPE + discovery.AGGREGATED_CONTENT_TYPE.removeprefix(JSON)
+                    return web.Response(body=protobuf.encode(body), headers={"Content-Type": media, "Vary": "Accept"})
                 return web.Response(
                     body=_dump(body).encode(),
                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"},
                 )
             if path == "/api":
-                return web.Response(
-                    text=_dump(discovery.api_versions(f"{self.config.host}:{self.port}")), content_type=JSON
-                )
-            return web.Response(text=_dump(discovery.api_group_list(self.registry)), content_type=JSON)
+                return self._discovery_doc(request, discovery.api_versions(f"{self.config.host}:{self.port}"))
+            return self._discovery_doc(request, discovery.api_group_list(self.registry))
         if info.api_prefix == "api" and info.version and not info.parts:
             if info.version != "v1":
                 raise resource_not_found()
-            return web.Response(text=_dump(discovery.resource_list(self.registry, "", "v1")), content_type=JSON)
+            return self._discovery_doc(request, discovery.resource_list(self.registry, "", "v1"))
         if info.api_prefix == "apis" and info.group and not info.version:
             group_doc = discovery.api_group(self.registry, info.group)
             if group_doc is None:
                 raise resource_not_found()
-            return web.Response(text=_dump(group_doc), content_type=JSON)
+            return self._discovery_doc(request, group_doc)
         if info.api_prefix == "apis" and info.group and info.version and not info.parts:
             if not self.registry.resources(info.group, info.version):
                 raise resource_not_found()
-            return web.Response(
-                text=_dump(discovery.resource_list(self.registry, info.group, info.version)),
-                content_type=JSON,
-            )
+            return self._discovery_doc(request, discovery.resource_list(self.registry, info.group, info.version))
         if path == "/openapi/v2":
             from localkube import openapi_v2
 
@@ -948,6 +981,13 @@ class LocalKube:
                 raise resource_not_found()
             return web.Response(text=self._openapi.document(group, version)[0], content_type=JSON)
         raise resource_not_found()
+
+    def _discovery_doc(self, request: web.Request, doc: Obj) -> web.Response:
+        """A plain discovery document: meta.k8s.io/v1 messages, so protobuf when asked first."""
+        if self._accepts_protobuf(request):
+            body = protobuf.encode({"apiVersion": "v1", **doc})
+            return web.Response(body=body, content_type=protobuf.CONTENT_TYPE)
+        return web.Response(text=_dump(doc), content_type=JSON)
 
     # -- review APIs ----------------------------------------------------------------------------
     async def _pod_action(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
