@@ -1,7 +1,7 @@
 """Generate ``localkube/protobuf_fields.json``, the protobuf field table of the
 built-in kinds, from checkouts of the Kubernetes API repositories.
 
-    python -m localkube.protobuf_gen OUT.json API_DIR [API_DIR ...]
+    python -m localkube.protobuf_gen API_DIR [API_DIR ...] > localkube/protobuf_fields.json
 
 Each API_DIR is a checkout of k8s.io/api, k8s.io/apimachinery or
 k8s.io/apiextensions-apiserver (any repository holding ``generated.proto``
@@ -159,14 +159,13 @@ def generate(roots: list[Path]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2:
+    if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    out, roots = Path(argv[0]), [Path(a) for a in argv[1:]]
-    table = generate(roots)
-    out.write_text(json.dumps(table, separators=(",", ":"), sort_keys=False) + "\n")
+    table = generate([Path(a) for a in argv])
+    sys.stdout.write(json.dumps(table, separators=(",", ":"), sort_keys=False) + "\n")
     counts = {key: len(value) for key, value in table.items()}
-    print(f"{out}: {counts['messages']} messages, {counts['groups']} group versions", file=sys.stderr)
+    print(f"{counts['messages']} messages, {counts['groups']} group versions", file=sys.stderr)
     return 0
 
 

@@ -603,7 +603,7 @@ def test_kubectl_drain_lists_and_evicts_in_protobuf(tmp_path: Path) -> None:
     """drain reads a PodList and posts policy/v1 Evictions, both protobuf; it evicts (rather
     than deletes) only because discovery names pods/eviction's kind as kube-apiserver does."""
     with contextlib.contextmanager(start_server)(
-        port=0, simulation=SimulationConfig(nodes=1, workloads=True)
+        port=0, simulation=SimulationConfig(nodes=1, workloads=True, shutdown_seconds=0.2)
     ) as server:
         kubectl = Kubectl(server.kubeconfig(tmp_path), tmp_path / "cache")
         kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
