@@ -249,11 +249,11 @@ class ResourceAPI:
         if problem is not None:
             raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {problem}')
 
-    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None, subresource: str = "") -> None:
         causes = validate_metadata(obj, rt.kind, rt.namespaced)
         strategy = strategy_for(rt.kind)
         if not rt.custom:
-            causes += validation.validate(rt.kind, obj, old)
+            causes += validation.validate(rt.kind, obj, old, subresource)
             causes += strategy.validate(obj) if old is None else strategy.validate_update(obj, old)
         elif rt.schema is not None:
             causes += crds.validate_custom_resource(obj, rt.schema)
@@ -467,7 +467,7 @@ class ResourceAPI:
         if rt.generation and self._spec_changed(rt, obj, old):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         self.escalation_check(rt, subresource, obj, old, context)
-        self._validate(rt, obj, old)
+        self._validate(rt, obj, old, subresource)
         self.validating_admission(rt, subresource, obj, old, context)
         if not managed:
             track_update(old, obj, self.field_write(rt, options, subresource))

@@ -53,6 +53,7 @@ from localkube.errors import APIError
 from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
+from localkube.pod_subresources import bind
 from localkube.quantity import quantity_or_zero
 from localkube.simulation_index import OwnerIndex, PodIndex, requests_of
 
@@ -502,9 +503,11 @@ class Simulation:
 
     def _run_on(self, pod: Obj, node: str) -> None:
         if (pod.get("spec") or {}).get("nodeName") != node:
-            bound = copy.deepcopy(pod)
-            bound["spec"]["nodeName"] = node
-            self._update(PODS, bound)
+            # as kube-scheduler does: spec.nodeName is immutable on update, set once through a Binding
+            target = {"target": {"kind": "Node", "name": node}}
+            with contextlib.suppress(APIError):
+                bind(self.server.api, self._rt(PODS), pod["metadata"]["namespace"], pod["metadata"]["name"], target)
+            self._observe(PODS, _key(pod))
         stored = self.store.get(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
         if stored is None or (stored.get("spec") or {}).get("nodeName") != node:
             return

@@ -20,6 +20,7 @@ from localkube.validation import (
     coordination,
     events,
     networking,
+    pod_update,
     pods,
     rbac,
     services,
@@ -79,8 +80,18 @@ UPDATE: dict[str, UpdateCheck] = {
 }
 
 
-def validate(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
-    """The causes that make ``obj`` (a create, or an update of ``old``) invalid; empty when valid."""
+# updates of the resource itself only: its subresources (status, binding, ephemeralcontainers)
+# change the fields these rules protect, under rules of their own
+MAIN_UPDATE: dict[str, UpdateCheck] = {
+    "Pod": pod_update.validate_pod_update,
+}
+
+
+def validate(kind: str, obj: Obj, old: Obj | None = None, subresource: str = "") -> list[Cause]:
+    """The causes that make ``obj`` (a create, or an update of ``old`` through ``subresource``,
+    "" for the resource itself) invalid; empty when valid."""
+    if old is not None and not subresource and kind in MAIN_UPDATE:
+        return MAIN_UPDATE[kind](obj, old)
     if old is not None and kind in UPDATE:
         return UPDATE[kind](obj, old)
     check = CREATE.get(kind)
