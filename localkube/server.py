@@ -26,15 +26,8 @@ from aiohttp import web
 from localkube import discovery, openapi, paging
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
-from localkube.auth import (
-    ANONYMOUS_IDENTITY,
-    Attributes,
-    Identity,
-    authenticate_bootstrap_token,
-    default_rbac,
-    forbidden_message,
-    with_authenticated,
-)
+from localkube.auth import Attributes, Identity, default_rbac, forbidden_message
+from localkube.authentication import Authenticator
 from localkube.crd import established_status, is_established, resource_types
 from localkube.csr import admit as csr_admission
 from localkube.decoding import MAX_BODY_BYTES, read_body
@@ -49,7 +42,6 @@ from localkube.errors import (
     not_acceptable,
     resource_not_found,
     too_large,
-    unauthorized,
     unsupported_media_type,
 )
 from localkube.impersonation import impersonate
@@ -57,7 +49,7 @@ from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.meta import new_uid, now_time
-from localkube.pki import CertificateAuthority, subject_identity
+from localkube.pki import CertificateAuthority
 from localkube.private_files import narrow, private_directory, write_private
 from localkube.query import int_param, parse_resource_version, resource_version_param
 from localkube.rbac import Authorizer
@@ -165,7 +157,7 @@ class LocalKube:
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
-        self.static_tokens = dict(self.config.static_tokens)
+        self.authenticator = Authenticator(self.store, self.config.static_tokens, self.config.anonymous)
         self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watch_count = 0
         self._watch_tasks: set[asyncio.Task[Any]] = set()
@@ -419,39 +411,9 @@ class LocalKube:
         return web.Response(status=error.code, text=_dump(error.status()), content_type=JSON, headers=headers)
 
     def _authenticate(self, request: web.Request) -> Identity:
-        header = request.headers.get("Authorization", "")
-        if header.lower().startswith("bearer "):
-            token = header[7:].strip()
-            if token in self.static_tokens:
-                user, groups = self.static_tokens[token]
-                return with_authenticated(user, groups)
-            identity = authenticate_bootstrap_token(self.store, token)
-            if identity is not None:
-                return identity
-            identity = self._service_account_token(token)
-            if identity is not None:
-                return identity
-            raise unauthorized()
-        if header:
-            raise unauthorized()
         peer = request.transport.get_extra_info("ssl_object") if request.transport else None
-        if peer is not None:
-            der = peer.getpeercert(binary_form=True)
-            if der:
-                from cryptography import x509
-
-                cert = x509.load_der_x509_certificate(der)
-                user, groups = subject_identity(cert.subject)
-                if user:
-                    return with_authenticated(user, groups)
-        if not self.config.anonymous:
-            raise unauthorized()
-        return ANONYMOUS_IDENTITY
-
-    def _service_account_token(self, token: str) -> Identity | None:
-        from localkube.tokens import verify_service_account_token
-
-        return verify_service_account_token(self, token)
+        der = peer.getpeercert(binary_form=True) if peer is not None else None
+        return self.authenticator.authenticate(request.headers.get("Authorization", ""), der)
 
     def _authorize(self, identity: Identity, info: RequestInfo, name_hint: str = "") -> None:
         if info.is_resource:
@@ -978,7 +940,7 @@ class LocalKube:
             raise bad_request("review body must be an object")
         from localkube.reviews import review
 
-        result = review(self, rt, info.namespace, body, identity)
+        result = review(self.authorizer, self.authenticator, rt, info.namespace, body, identity)
         return self._respond(request, result, 201)
 
 

@@ -22,6 +22,7 @@ from localkube.errors import bad_request, field_invalid, invalid, not_found
 
 if TYPE_CHECKING:
     from localkube.server import LocalKube
+    from localkube.store import Store
 
 _KEY = secrets.token_bytes(32)
 
@@ -51,7 +52,7 @@ def issue(namespace: str, name: str, uid: str, audiences: list[str], lifetime: i
     return f"{header}.{payload}.{signature}", now + lifetime
 
 
-def verify_service_account_token(server: LocalKube, token: str) -> Identity | None:
+def verify_service_account_token(store: Store, token: str) -> Identity | None:
     parts = token.split(".")
     if len(parts) != 3:
         return None
@@ -67,7 +68,7 @@ def verify_service_account_token(server: LocalKube, token: str) -> Identity | No
     info = claims.get("kubernetes.io") or {}
     namespace = info.get("namespace", "")
     account = info.get("serviceaccount") or {}
-    stored = server.store.get("/serviceaccounts", namespace, account.get("name", ""))
+    stored = store.get("/serviceaccounts", namespace, account.get("name", ""))
     if stored is None or stored["metadata"].get("uid") != account.get("uid"):
         return None
     return with_authenticated(
