@@ -510,7 +510,13 @@ class LocalKube:
         if info.subresource == "token" and method == "POST":
             from localkube.tokens import token_request
 
-            return await token_request(self, request, namespace, info.name, identity)
+            accounts = self._rt("v1", "ServiceAccount")
+
+            async def token_body() -> Any:
+                return await self._body(request, accounts) if request.can_read_body else {}
+
+            token = await token_request(self.store, namespace, info.name, token_body)
+            return web.Response(status=201, text=_dump(token), content_type=JSON)
         if method in ("GET", "HEAD"):
             if info.name:
                 # "not older than N": a get ahead of the server waits for it, then 504s (as lists do)
