@@ -506,7 +506,8 @@ class LocalKube:
         if info.subresource == "scale":
             from localkube.scale import scale_request
 
-            return await scale_request(self, request, rt, namespace, info.name, context, options)
+            scale = await scale_request(self.api, request, rt, namespace, info.name, context, options)
+            return self._respond(request, scale)
         if info.subresource == "token" and method == "POST":
             from localkube.tokens import token_request
 
