@@ -192,7 +192,7 @@ class LocalKube:
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
-        self.controllers = Controllers(self)
+        self.controllers = Controllers(self.api, self.ca)
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
         if self.config.simulation.enabled:
             from localkube.simulation import Simulation
