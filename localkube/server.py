@@ -197,7 +197,7 @@ class LocalKube:
         if self.config.simulation.enabled:
             from localkube.simulation import Simulation
 
-            simulation = Simulation(self, self.config.simulation)
+            simulation = Simulation(self.api, self.config.simulation)
             self._tasks.append(asyncio.create_task(simulation.run(), name="localkube-simulation"))
         self._write_cluster_info()
 

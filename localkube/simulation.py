@@ -46,17 +46,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from localkube.api import WriteOptions
+from localkube.api import ResourceAPI, WriteOptions
 from localkube.errors import APIError
 from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
 from localkube.simulation_index import OwnerIndex, PodIndex, quantity, requests_of
-
-if TYPE_CHECKING:
-    from localkube.server import LocalKube
 
 log = logging.getLogger("localkube.simulation")
 Obj = dict[str, Any]
@@ -134,10 +131,10 @@ class _Node:
 class Simulation:
     """Nodes, scheduler, kubelet and workload controllers of one localkube."""
 
-    def __init__(self, server: LocalKube, config: SimulationConfig) -> None:
-        self.server = server
+    def __init__(self, api: ResourceAPI, config: SimulationConfig) -> None:
+        self.api = api
         self.config = config
-        self.store = server.store
+        self.store = api.store
         self.queue = self.store.subscribe_all()
         self.pods = PodIndex(self.store)
         self.replicasets = OwnerIndex(self.store, REPLICASETS)
@@ -154,11 +151,11 @@ class Simulation:
 
     # -- plumbing -----------------------------------------------------------------------------
     def _rt(self, storage: str) -> Any:
-        return self.server.registry.storage_types().get(storage)
+        return self.api.registry.storage_types().get(storage)
 
     def _create(self, storage: str, namespace: str, obj: Obj) -> Obj | None:
         try:
-            created = self.server.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
+            created = self.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
         except APIError as exc:
             log.debug("simulation: create %s failed: %s", storage, exc)
             return None
@@ -168,16 +165,14 @@ class Simulation:
     def _update(self, storage: str, obj: Obj, subresource: str = "") -> None:
         meta = obj["metadata"]
         with contextlib.suppress(APIError):
-            self.server.api.update(
+            self.api.update(
                 self._rt(storage), meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions()
             )
         self._observe(storage, _key(obj))
 
     def _delete(self, storage: str, namespace: str, name: str, options: Obj | None = None) -> None:
         with contextlib.suppress(APIError):
-            self.server.api.delete(
-                self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False
-            )
+            self.api.delete(self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False)
         self._observe(storage, (namespace, name))
 
     def _set_status(self, storage: str, obj: Obj, status: Obj) -> None:
