@@ -26,9 +26,9 @@ from aiohttp import web
 from localkube import discovery, openapi, paging
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
-from localkube.auth import Attributes, Identity, default_rbac, forbidden_message
+from localkube.auth import Attributes, Identity, forbidden_message
 from localkube.authentication import Authenticator
-from localkube.crd import established_status, is_established, resource_types
+from localkube.crd import established_status, resource_types
 from localkube.csr import admit as csr_admission
 from localkube.decoding import MAX_BODY_BYTES, read_body
 from localkube.errors import (
@@ -48,7 +48,6 @@ from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
-from localkube.meta import new_uid, now_time
 from localkube.pki import CertificateAuthority
 from localkube.private_files import narrow, private_directory, write_private
 from localkube.query import int_param, parse_resource_version, resource_version_param
@@ -56,6 +55,7 @@ from localkube.rbac import Authorizer
 from localkube.rbac_escalation import check_rbac_write
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
+from localkube.seeding import Seeder
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
 from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
@@ -67,7 +67,6 @@ Obj = dict[str, Any]
 MAX_BODY = MAX_BODY_BYTES
 JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
-STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 BOOKMARK_INTERVAL = 60.0
 DISCONNECT_CHECK = 2.0
 
@@ -179,7 +178,8 @@ class LocalKube:
         """Seed the cluster, start the controllers and listen."""
         from localkube.controllers import Controllers
 
-        self._seed()
+        seeder = Seeder(self.api, self.allocator)
+        seeder.seed()
         app = web.Application(client_max_size=MAX_BODY + 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         app.on_response_prepare.append(_exact_media_type)
@@ -199,7 +199,7 @@ class LocalKube:
 
             simulation = Simulation(self.api, self.config.simulation)
             self._tasks.append(asyncio.create_task(simulation.run(), name="localkube-simulation"))
-        self._write_cluster_info()
+        seeder.write_cluster_info(self.url, self.ca_pem())
 
     async def stop(self) -> None:
         for task in list(self._watch_tasks):
@@ -256,109 +256,6 @@ class LocalKube:
     def write_kubeconfig(self, path: Path, **kwargs: Any) -> Path:
         private_directory(path.parent, narrow_existing=False)
         return write_private(path, yaml.safe_dump(self.kubeconfig(**kwargs), sort_keys=False).encode())
-
-    # -- seeding ------------------------------------------------------------------
-    def _system_create(self, storage_rt: ResourceType, obj: Obj) -> None:
-        meta = obj["metadata"]
-        if self.store.get(storage_rt.storage_key, meta.get("namespace", ""), meta["name"]) is not None:
-            return
-        self.api.create(
-            storage_rt,
-            meta.get("namespace", ""),
-            obj,
-            Context(user="system:apiserver", groups=["system:masters"], allocate_ip=self.allocator.allocate),
-            WriteOptions(),
-        )
-
-    def _rt(self, api_version: str, kind: str) -> ResourceType:
-        rt = self.registry.by_kind(api_version, kind)
-        assert rt is not None
-        return rt
-
-    def _seed_default_objects(self) -> None:
-        from localkube import default_objects
-
-        for obj in [*default_objects.priority_classes(), *default_objects.flow_control()]:
-            self._system_create(self._rt(obj["apiVersion"], obj["kind"]), obj)
-        api_services = self._rt("apiregistration.k8s.io/v1", "APIService")
-        for obj, status in default_objects.api_services(self.registry.groups()):
-            if self.store.get(api_services.storage_key, "", obj["metadata"]["name"]) is not None:
-                continue
-            self._system_create(api_services, obj)
-            created = self.store.get(api_services.storage_key, "", obj["metadata"]["name"])
-            if created is not None:
-                self.api.write_internal(api_services, {**created, "status": status}, created, "status")
-
-    def _seed(self) -> None:
-        for svc in self.store.items("/services"):
-            ip = (svc.get("spec") or {}).get("clusterIP")
-            if ip and ip != "None":
-                self.allocator.used.add(ip)
-        for crd in self.store.items("apiextensions.k8s.io/customresourcedefinitions"):
-            if is_established(crd) and not crd["metadata"].get("deletionTimestamp"):
-                self.registry.set_custom(crd["metadata"]["name"], resource_types(crd))
-        ns_rt = self._rt("v1", "Namespace")
-        for name in STARTUP_NAMESPACES:
-            self._system_create(ns_rt, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        for _storage, obj in default_rbac():
-            rt = self._rt(obj["apiVersion"], obj["kind"])
-            self._system_create(rt, copy.deepcopy(obj))
-        self._seed_default_objects()
-        if self.store.get("/services", "default", "kubernetes") is None:
-            self.allocator.used.discard("10.96.0.1")
-            self._system_create(
-                self._rt("v1", "Service"),
-                {
-                    "apiVersion": "v1",
-                    "kind": "Service",
-                    "metadata": {
-                        "name": "kubernetes",
-                        "namespace": "default",
-                        "labels": {"component": "apiserver", "provider": "kubernetes"},
-                    },
-                    "spec": {
-                        "clusterIP": "10.96.0.1",
-                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
-                    },
-                },
-            )
-
-    def _write_cluster_info(self) -> None:
-        """``kube-public/cluster-info``: the server URL and CA, readable anonymously."""
-        kubeconfig = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "",
-                    "cluster": {
-                        "certificate-authority-data": base64.b64encode(self.ca_pem()).decode(),
-                        "server": self.url,
-                    },
-                }
-            ],
-            "contexts": [],
-            "current-context": "",
-            "preferences": {},
-            "users": [],
-        }
-        text = yaml.safe_dump(kubeconfig, sort_keys=False)
-        rt = self._rt("v1", "ConfigMap")
-        existing = self.store.get("/configmaps", "kube-public", "cluster-info")
-        if existing is None:
-            self._system_create(
-                rt,
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": {"name": "cluster-info", "namespace": "kube-public"},
-                    "data": {"kubeconfig": text},
-                },
-            )
-        elif (existing.get("data") or {}).get("kubeconfig") != text:
-            updated = copy.deepcopy(existing)
-            updated.setdefault("data", {})["kubeconfig"] = text
-            self.api.update(rt, "kube-public", "cluster-info", updated, "", Context(), WriteOptions())
 
     # -- CRDs ---------------------------------------------------------------------------
     def _crd_changed(self, crd: Obj) -> None:
@@ -511,7 +408,8 @@ class LocalKube:
         if info.subresource == "token" and method == "POST":
             from localkube.tokens import token_request
 
-            accounts = self._rt("v1", "ServiceAccount")
+            accounts = self.registry.by_kind("v1", "ServiceAccount")
+            assert accounts is not None
 
             async def token_body() -> Any:
                 return await self._body(request, accounts) if request.can_read_body else {}
@@ -949,10 +847,3 @@ class LocalKube:
 
         result = review(self.authorizer, self.authenticator, rt, info.namespace, body, identity)
         return self._respond(request, result, 201)
-
-
-def new_object_meta(name: str, namespace: str = "") -> Obj:
-    meta: Obj = {"name": name, "uid": new_uid(), "creationTimestamp": now_time()}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
