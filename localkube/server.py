@@ -33,7 +33,6 @@ from localkube.csr import admit as csr_admission
 from localkube.decoding import MAX_BODY_BYTES, read_body
 from localkube.errors import (
     APIError,
-    Cause,
     bad_request,
     expired,
     forbidden,
@@ -53,6 +52,7 @@ from localkube.private_files import narrow, private_directory, write_private
 from localkube.query import int_param, parse_resource_version, resource_version_param
 from localkube.rbac import Authorizer
 from localkube.rbac_escalation import check_rbac_write
+from localkube.request_options import list_options_problem, read_delete_options, truthy, write_options
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
 from localkube.seeding import Seeder
@@ -69,20 +69,6 @@ JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 BOOKMARK_INTERVAL = 60.0
 DISCONNECT_CHECK = 2.0
-
-
-def _list_options_problem(match: str, resource_version: str, continue_token: str) -> Cause | None:
-    """What the server's ListOptions validation says about resourceVersionMatch."""
-    if match and continue_token:
-        message = "Forbidden: resourceVersionMatch is forbidden when continue is provided"
-        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
-    if match and match not in ("NotOlderThan", "Exact"):
-        message = f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
-        return Cause("FieldValueNotSupported", message, "resourceVersionMatch")
-    if match and not resource_version:
-        message = "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
-        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
-    return None
 
 
 def warning_header(text: str) -> str:
@@ -102,10 +88,6 @@ async def _exact_media_type(request: web.Request, response: web.StreamResponse) 
     kube-apiserver sends the bare media type and some clients compare it exactly."""
     if response.content_type in (JSON, "application/yaml") and response.charset:
         response.charset = None
-
-
-def _truthy(value: str | None) -> bool:
-    return value in ("true", "1", "True")
 
 
 @dataclass
@@ -363,7 +345,7 @@ class LocalKube:
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
             status=code,
-            text=_dump(obj, _truthy(request.query.get("pretty"))),
+            text=_dump(obj, truthy(request.query.get("pretty"))),
             content_type=JSON,
             headers=headers,
         )
@@ -398,7 +380,7 @@ class LocalKube:
         if info.subresource and info.subresource not in rt.subresources():
             raise resource_not_found()
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
-        options = self._write_options(request)
+        options = write_options(request)
         method = request.method
         if info.subresource == "scale":
             from localkube.scale import scale_request
@@ -450,7 +432,7 @@ class LocalKube:
             )
             return self._respond(request, result.obj, result.code, result.warnings)
         if method == "DELETE":
-            delete_options = await self._delete_options(request)
+            delete_options = await read_delete_options(request)
             if info.name:
                 result = self.api.delete(rt, namespace, info.name, delete_options, options.dry_run)
                 return self._respond(request, result.obj, result.code)
@@ -458,34 +440,6 @@ class LocalKube:
                 request, rt, info.namespace if rt.namespaced else "", delete_options, options
             )
         raise method_not_allowed()
-
-    def _write_options(self, request: web.Request) -> WriteOptions:
-        dry = request.query.getall("dryRun", [])
-        for value in dry:
-            if value != "All":
-                from localkube.errors import Cause, invalid
-
-                raise invalid(
-                    "",
-                    "",
-                    "",
-                    [
-                        Cause(
-                            "FieldValueNotSupported",
-                            f'Unsupported value: "{value}": supported values: "All"',
-                            "dryRun",
-                        )
-                    ],
-                )
-        validation = request.query.get("fieldValidation", "Warn") or "Warn"
-        if validation not in ("Strict", "Warn", "Ignore"):
-            raise bad_request(f"fieldValidation must be one of Ignore, Warn, or Strict, got {validation}")
-        manager = request.query.get("fieldManager", "")
-        if len(manager) > 128:
-            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
-        force = request.query.get("force")
-        agent = request.headers.get("User-Agent", "").split("/", 1)[0][:128]
-        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force), agent)
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await read_body(request)
@@ -501,22 +455,6 @@ class LocalKube:
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(BODY_TYPES)
         return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
-
-    async def _delete_options(self, request: web.Request) -> Obj:
-        raw = await read_body(request)
-        if raw.strip():
-            body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
-            if not isinstance(body, dict):
-                raise bad_request("DeleteOptions must be an object")
-            return body
-        options: Obj = {}
-        if "propagationPolicy" in request.query:
-            options["propagationPolicy"] = request.query["propagationPolicy"]
-        if "orphanDependents" in request.query:
-            options["orphanDependents"] = _truthy(request.query["orphanDependents"])
-        if "gracePeriodSeconds" in request.query:
-            options["gracePeriodSeconds"] = int_param(request.query, "gracePeriodSeconds")
-        return options
 
     # -- reads ---------------------------------------------------------------------------
     def _respond_object(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
@@ -546,7 +484,7 @@ class LocalKube:
         query = request.query
         match = query.get("resourceVersionMatch", "")
         rv_param = query.get("resourceVersion", "")
-        problem = _list_options_problem(match, rv_param, query.get("continue", ""))
+        problem = list_options_problem(match, rv_param, query.get("continue", ""))
         if problem is not None:
             raise invalid("ListOptions", "meta.k8s.io", "", [problem])
         selected = (lambda o: self._matches(rt, o, labels, fields)) if labels or fields else None
@@ -603,9 +541,9 @@ class LocalKube:
                     )
                 ],
             )
-        bookmarks = _truthy(query.get("allowWatchBookmarks"))
+        bookmarks = truthy(query.get("allowWatchBookmarks"))
         timeout = float(int_param(query, "timeoutSeconds") or 1800)
-        send_initial = _truthy(query.get("sendInitialEvents"))
+        send_initial = truthy(query.get("sendInitialEvents"))
         mode, include = self._accept(request)
         requested_rv = resource_version_param(query)
         # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
@@ -829,7 +767,7 @@ class LocalKube:
         body = await self._body(request, rt)
         if info.subresource == "eviction":
             status = pod_subresources.evict(
-                self.api, pods, pdbs, info.namespace, info.name, body, self._write_options(request)
+                self.api, pods, pdbs, info.namespace, info.name, body, write_options(request)
             )
         else:
             status = pod_subresources.bind(self.api, pods, info.namespace, info.name, body)
