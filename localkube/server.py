@@ -34,7 +34,6 @@ from localkube.decoding import MAX_BODY_BYTES, read_body
 from localkube.errors import (
     APIError,
     bad_request,
-    expired,
     forbidden,
     invalid,
     method_not_allowed,
@@ -49,7 +48,7 @@ from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.pki import CertificateAuthority
 from localkube.private_files import narrow, private_directory, write_private
-from localkube.query import int_param, parse_resource_version, resource_version_param
+from localkube.query import parse_resource_version
 from localkube.rbac import Authorizer
 from localkube.rbac_escalation import check_rbac_write
 from localkube.request_options import list_options_problem, read_delete_options, truthy, write_options
@@ -59,7 +58,8 @@ from localkube.seeding import Seeder
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
 from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
-from localkube.store import Event, Store
+from localkube.store import Store
+from localkube.watch import Watches, watch_options
 
 log = logging.getLogger("localkube")
 
@@ -67,8 +67,6 @@ Obj = dict[str, Any]
 MAX_BODY = MAX_BODY_BYTES
 JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
-BOOKMARK_INTERVAL = 60.0
-DISCONNECT_CHECK = 2.0
 
 
 def warning_header(text: str) -> str:
@@ -140,13 +138,16 @@ class LocalKube:
         self.port = self.config.port
         self.authenticator = Authenticator(self.store, self.config.static_tokens, self.config.anonymous)
         self._openapi = openapi.OpenAPIDocuments(self.registry)
-        self.watch_count = 0
-        self._watch_tasks: set[asyncio.Task[Any]] = set()
+        self.watches = Watches(self.api)
 
     # -- lifecycle --------------------------------------------------------------
     @property
     def url(self) -> str:
         return f"https://{self.config.host}:{self.port}"
+
+    @property
+    def watch_count(self) -> int:
+        return self.watches.count
 
     def ca_pem(self) -> bytes:
         from localkube.pki import cert_pem
@@ -184,8 +185,7 @@ class LocalKube:
         seeder.write_cluster_info(self.url, self.ca_pem())
 
     async def stop(self) -> None:
-        for task in list(self._watch_tasks):
-            task.cancel()
+        self.watches.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -525,158 +525,10 @@ class LocalKube:
         self, request: web.Request, rt: ResourceType, namespace: str, identity: Identity
     ) -> web.StreamResponse:
         labels, fields = self._selectors(request, rt)
-        query = request.query
-        if query.get("resourceVersionMatch") and not query.get("sendInitialEvents"):
-            from localkube.errors import Cause, invalid
-
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    Cause(
-                        "FieldValueForbidden",
-                        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                        "resourceVersionMatch",
-                    )
-                ],
-            )
-        bookmarks = truthy(query.get("allowWatchBookmarks"))
-        timeout = float(int_param(query, "timeoutSeconds") or 1800)
-        send_initial = truthy(query.get("sendInitialEvents"))
+        options = watch_options(request.query)
         mode, include = self._accept(request)
-        requested_rv = resource_version_param(query)
-        # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
-        # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
-        fresh = (
-            requested_rv is None
-            or not send_initial
-            or await self.store.wait_for_rv(requested_rv, paging.TOO_LARGE_WAIT)
-        )
-        response = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache, private"})
-        response.enable_chunked_encoding()
-        await response.prepare(request)
-        first_table = [True]
-
-        async def send(kind: str, obj: Obj) -> None:
-            if mode == "table" and kind in ("ADDED", "MODIFIED", "DELETED"):
-                meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
-                obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
-                first_table[0] = False
-            await self.store.durable()  # no client sees a change that a crash could still undo
-            await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
-
-        if not fresh:
-            assert requested_rv is not None
-            await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
-            return response
-        watcher = self.store.subscribe(rt.storage_key)
-        self.watch_count += 1
-        current = asyncio.current_task()
-        if current is not None:
-            self._watch_tasks.add(current)
-        try:
-            initial: list[tuple[str, Obj]] = []
-            backlog: list[Event] = []
-            if requested_rv is None or send_initial:
-                for obj in self.store.items(rt.storage_key, namespace or None):
-                    if self._matches(rt, obj, labels, fields):
-                        initial.append(("ADDED", obj))
-            else:
-                history = self.store.history_since(rt.storage_key, requested_rv)
-                if history is None:
-                    oldest = self.store.oldest_retained(rt.storage_key)
-                    await send("ERROR", expired(f"too old resource version: {requested_rv} ({oldest})").status())
-                    return response
-                backlog = history
-            for kind, obj in initial:
-                await send(kind, self._watch_view(rt, obj))
-            if send_initial:
-                await send(
-                    "BOOKMARK",
-                    {
-                        "kind": rt.kind,
-                        "apiVersion": rt.api_version,
-                        "metadata": {
-                            "resourceVersion": str(self.store.rv),
-                            "annotations": {"k8s.io/initial-events-end": "true"},
-                        },
-                    },
-                )
-            for event in backlog:
-                await self._send_event(send, rt, namespace, labels, fields, event)
-            deadline = time.monotonic() + timeout
-            last_bookmark = time.monotonic()
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                wait = (
-                    min(remaining, BOOKMARK_INTERVAL - (time.monotonic() - last_bookmark)) if bookmarks else remaining
-                )
-                try:
-                    # wake at least every DISCONNECT_CHECK seconds: an idle watch
-                    # must notice a client that went away (Go cancels its context)
-                    async with asyncio.timeout(max(min(wait, DISCONNECT_CHECK), 0.01)):
-                        event = await watcher.queue.get()
-                except TimeoutError:
-                    transport = request.transport
-                    if transport is None or transport.is_closing():
-                        break
-                    if bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_INTERVAL - 0.01:
-                        await send(
-                            "BOOKMARK",
-                            {
-                                "kind": rt.kind,
-                                "apiVersion": rt.api_version,
-                                "metadata": {"resourceVersion": str(self.store.rv)},
-                            },
-                        )
-                        last_bookmark = time.monotonic()
-                    continue
-                if requested_rv is None or event.rv > requested_rv:
-                    await self._send_event(send, rt, namespace, labels, fields, event)
-        except ConnectionResetError:
-            return response
-        finally:
-            self.store.unsubscribe(rt.storage_key, watcher)
-            self.watch_count -= 1
-            if current is not None:
-                self._watch_tasks.discard(current)
-        transport = request.transport
-        if transport is not None and not transport.is_closing():
-            with contextlib.suppress(ConnectionResetError, RuntimeError):
-                await response.write_eof()
-        return response
-
-    def _watch_view(self, rt: ResourceType, obj: Obj) -> Obj:
-        view = self.api._view(rt, obj)
-        if rt.custom and rt.schema is not None:
-            from localkube.crd import apply_defaults
-
-            apply_defaults(view, rt.schema)
-        return view
-
-    async def _send_event(
-        self, send: Any, rt: ResourceType, namespace: str, labels: list[Any], fields: list[Any], event: Event
-    ) -> None:
-        obj = event.obj
-        if namespace and obj["metadata"].get("namespace", "") != namespace:
-            return
-        now_match = self._matches(rt, obj, labels, fields)
-        old_match = event.old is not None and self._matches(rt, event.old, labels, fields)
-        if event.type == "ADDED":
-            if now_match:
-                await send("ADDED", self._watch_view(rt, obj))
-        elif event.type == "MODIFIED":
-            if now_match and old_match:
-                await send("MODIFIED", self._watch_view(rt, obj))
-            elif now_match:
-                await send("ADDED", self._watch_view(rt, obj))
-            elif old_match:
-                await send("DELETED", self._watch_view(rt, obj))
-        elif event.type == "DELETED" and (old_match or now_match):
-            await send("DELETED", self._watch_view(rt, obj))
+        matches = functools.partial(self._matches, rt, labels=labels, fields=fields)
+        return await self.watches.serve(request, rt, namespace, matches, options, mode, include)
 
     def _delete_collection(
         self, request: web.Request, rt: ResourceType, namespace: str, options_body: Obj, options: WriteOptions
