@@ -1,5 +1,8 @@
-"""The HTTPS server: routing, authentication, authorization, content negotiation,
-list and watch, the review APIs, startup seeding and the built-in controllers.
+"""The HTTPS server: it wires the parts together (store, registry, ResourceAPI,
+authentication, authorization, seeding, watches, controllers, simulation) and
+routes each request to them, with content negotiation and lists. Each part gets
+the narrow objects it uses; none imports this module back (import-linter checks
+it), only the command line does.
 
 One aiohttp application on one event loop. :class:`LocalKube` starts and stops
 in-process (tests) or from ``localkube serve``.
