@@ -21,16 +21,16 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from localkube.api import WriteOptions
+from localkube.api import ResourceAPI, WriteOptions
 from localkube.auth import bootstrap_token_expired
 from localkube.csr import sign_client_csr
 from localkube.errors import APIError
 from localkube.kinds import Context
+from localkube.pki import CertificateAuthority, cert_pem
 from localkube.store import Event
 
 if TYPE_CHECKING:
     from localkube.resources import ResourceType
-    from localkube.server import LocalKube
 
 log = logging.getLogger("localkube.controllers")
 
@@ -71,9 +71,11 @@ def _secret(secret: Obj, key: str) -> str:
 class Controllers:
     """The built-in controllers of one localkube."""
 
-    def __init__(self, server: LocalKube) -> None:
-        self.server = server
-        self.store = server.store
+    def __init__(self, api: ResourceAPI, ca: CertificateAuthority) -> None:
+        self.api = api
+        self.ca = ca
+        self.store = api.store
+        self.registry = api.registry
         self.queue = self.store.subscribe_all()
         # owner uid -> dependents
         self.dependents: dict[str, set[Ref]] = {}
@@ -84,7 +86,7 @@ class Controllers:
 
     # -- plumbing -------------------------------------------------------------
     def _rt(self, storage: str) -> ResourceType | None:
-        return self.server.registry.storage_types().get(storage)
+        return self.registry.storage_types().get(storage)
 
     def _index(self, storage: str, obj: Obj, old: Obj | None, removed: bool) -> None:
         ref = (storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
@@ -104,7 +106,7 @@ class Controllers:
         if rt is None:
             return
         with contextlib.suppress(APIError):
-            self.server.api.delete(rt, namespace, name, {"propagationPolicy": policy}, False)
+            self.api.delete(rt, namespace, name, {"propagationPolicy": policy}, False)
 
     def _update(self, storage: str, obj: Obj, subresource: str = "") -> None:
         rt = self._rt(storage)
@@ -112,9 +114,7 @@ class Controllers:
             return
         meta = obj["metadata"]
         with contextlib.suppress(APIError):
-            self.server.api.update(
-                rt, meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions()
-            )
+            self.api.update(rt, meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions())
 
     def _remove_finalizer(self, storage: str, obj: Obj, finalizer: str) -> None:
         current = self.store.get(storage, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
@@ -175,7 +175,7 @@ class Controllers:
         if storage == "/namespaces" and event.type == "ADDED" and not meta.get("deletionTimestamp"):
             self._namespace_defaults(meta["name"])
         if storage == "certificates.k8s.io/certificatesigningrequests":
-            status = sign_client_csr(obj, self.server.ca)
+            status = sign_client_csr(obj, self.ca)
             if status is not None:
                 updated = copy.deepcopy(obj)
                 updated["status"] = status
@@ -187,7 +187,7 @@ class Controllers:
 
     # -- garbage collector ------------------------------------------------------
     def _owner_alive(self, owner: Obj, namespace: str) -> bool:
-        rt = self.server.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
+        rt = self.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
         if rt is None:
             return False
         found = self.store.get(rt.storage_key, namespace if rt.namespaced else "", owner.get("name", ""))
@@ -218,7 +218,7 @@ class Controllers:
     def _dependent_gone(self, obj: Obj) -> None:
         """A dependent left: owners waiting in foreground deletion may now finish."""
         for owner in obj["metadata"].get("ownerReferences") or []:
-            rt = self.server.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
+            rt = self.registry.by_kind(owner.get("apiVersion", ""), owner.get("kind", ""))
             if rt is None:
                 continue
             found = self.store.get(
@@ -263,14 +263,14 @@ class Controllers:
 
     # -- namespaces ---------------------------------------------------------------
     def _namespace_defaults(self, namespace: str) -> None:
-        sa = self.server.registry.by_kind("v1", "ServiceAccount")
-        cm = self.server.registry.by_kind("v1", "ConfigMap")
+        sa = self.registry.by_kind("v1", "ServiceAccount")
+        cm = self.registry.by_kind("v1", "ConfigMap")
         assert sa is not None and cm is not None
         with contextlib.suppress(APIError):
             if self.store.get("/serviceaccounts", namespace, "default") is None:
-                self.server.api.create(sa, namespace, {"metadata": {"name": "default"}}, SYSTEM, WriteOptions())
+                self.api.create(sa, namespace, {"metadata": {"name": "default"}}, SYSTEM, WriteOptions())
             if self.store.get("/configmaps", namespace, "kube-root-ca.crt") is None:
-                self.server.api.create(
+                self.api.create(
                     cm,
                     namespace,
                     {
@@ -278,7 +278,7 @@ class Controllers:
                             "name": "kube-root-ca.crt",
                             "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
                         },
-                        "data": {"ca.crt": self.server.ca_pem().decode()},
+                        "data": {"ca.crt": cert_pem(self.ca.cert).decode()},
                     },
                     SYSTEM,
                     WriteOptions(),

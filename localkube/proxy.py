@@ -59,7 +59,17 @@ from localkube.errors import APIError, bad_request, method_not_allowed, not_foun
 from localkube.requestinfo import RequestInfo
 
 if TYPE_CHECKING:
-    from localkube.server import LocalKube
+    from localkube.api import ResourceAPI
+
+
+@dataclass(frozen=True)
+class Apiserver:
+    """What proxying needs of the server: its objects, and where it listens."""
+
+    api: ResourceAPI
+    host: str
+    port: int
+
 
 Obj = dict[str, Any]
 
@@ -139,34 +149,34 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _valid_address(server: LocalKube, namespace: str, service: str, address: Obj) -> bool:
+def _valid_address(apiserver: Apiserver, namespace: str, service: str, address: Obj) -> bool:
     ref = address.get("targetRef")
     if ref is None:
-        return (namespace, service) == KUBERNETES and address.get("ip") == advertised_address(server.config.host)
+        return (namespace, service) == KUBERNETES and address.get("ip") == advertised_address(apiserver.host)
     if ref.get("namespace") != namespace or ref.get("kind", "Pod") != "Pod":
         return False
-    pod = server.store.get("/pods", namespace, ref.get("name", ""))
+    pod = apiserver.api.store.get("/pods", namespace, ref.get("name", ""))
     if pod is None:
         return False
     ips = [entry.get("ip") for entry in (pod.get("status") or {}).get("podIPs") or []]
     return address.get("ip") in ips
 
 
-def service_location(server: LocalKube, namespace: str, ident: str) -> Location:
+def service_location(apiserver: Apiserver, namespace: str, ident: str) -> Location:
     """The endpoint a Service proxy request goes to (the service storage's ResourceLocation)."""
     split = split_scheme_name_port(ident)
     if split is None:
         raise bad_request(f'invalid service request "{ident}"')
     scheme, name, port = split
     if port.isdigit():
-        svc = server.store.get("/services", namespace, name)
+        svc = apiserver.api.store.get("/services", namespace, name)
         if svc is None:
             raise not_found("services", "", name)
         declared = [p for p in (svc.get("spec") or {}).get("ports") or [] if p.get("port") == int(port)]
         if not declared:
             raise service_unavailable(f'no service port {int(port)} found for service "{name}"')
         port = declared[0].get("name", "")
-    endpoints = server.store.get("/endpoints", namespace, name)
+    endpoints = apiserver.api.store.get("/endpoints", namespace, name)
     if endpoints is None:
         raise not_found("endpoints", "", name)
     subsets = endpoints.get("subsets") or []
@@ -184,7 +194,7 @@ def service_location(server: LocalKube, namespace: str, ident: str) -> Location:
             first = random.randrange(len(addresses))
             for j in range(len(addresses)):
                 address = addresses[(first + j) % len(addresses)]
-                if _valid_address(server, namespace, name, address):
+                if _valid_address(apiserver, namespace, name, address):
                     return Location(scheme, address["ip"], str(subset_port.get("port", "")))
     raise service_unavailable(f'no endpoints available for service "{ident}"')
 
@@ -195,13 +205,13 @@ def _global_unicast(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not (ip.is_unspecified or ip.is_loopback or ip.is_link_local or ip.is_multicast or broadcast)
 
 
-def pod_location(server: LocalKube, namespace: str, ident: str) -> Location:
+def pod_location(apiserver: Apiserver, namespace: str, ident: str) -> Location:
     """The address a Pod proxy request goes to (pkg/registry/core/pod ResourceLocation)."""
     split = split_scheme_name_port(ident)
     if split is None:
         raise bad_request(f'invalid pod request "{ident}"')
     scheme, name, port = split
-    pod = server.store.get("/pods", namespace, name)
+    pod = apiserver.api.store.get("/pods", namespace, name)
     if pod is None:
         raise not_found("pods", "", name)
     if not port:
@@ -240,13 +250,13 @@ def _preferred_address(node: Obj) -> str | None:
     return None
 
 
-def node_location(server: LocalKube, ident: str) -> Location:
+def node_location(apiserver: Apiserver, ident: str) -> Location:
     """The kubelet (or, for another port, any server) on a Node (the node storage's ResourceLocation)."""
     split = split_scheme_name_port(ident)
     if split is None:
         raise bad_request(f'invalid node request "{ident}"')
     scheme, name, port = split
-    node = server.store.get("/nodes", "", name)
+    node = apiserver.api.store.get("/nodes", "", name)
     if node is None:
         raise not_found("nodes", "", name)
     host = _preferred_address(node)
@@ -424,16 +434,16 @@ def _subpath(info: RequestInfo) -> list[str]:
     return parts[3:]  # resource, name, "proxy"
 
 
-async def serve(server: LocalKube, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+async def serve(apiserver: Apiserver, request: web.Request, info: RequestInfo) -> web.StreamResponse:
     """Answer a ``services/NAME/proxy``, ``pods/NAME/proxy`` or ``nodes/NAME/proxy`` request."""
     if request.method not in METHODS:
         raise method_not_allowed()
     if info.resource == "services":
-        location = service_location(server, info.namespace, info.name)
+        location = service_location(apiserver, info.namespace, info.name)
     elif info.resource == "pods":
-        location = pod_location(server, info.namespace, info.name)
+        location = pod_location(apiserver, info.namespace, info.name)
     elif info.resource == "nodes":
-        location = node_location(server, info.name)
+        location = node_location(apiserver, info.name)
     else:
         raise method_not_allowed()
     return await forward(request, location, backend_path(request.path, _subpath(info)))
@@ -469,34 +479,34 @@ def kubernetes_endpoints(host: str, port: int) -> tuple[Obj, Obj]:
     return endpoints, endpoint_slice
 
 
-def reconcile_kubernetes_service(server: LocalKube) -> None:
+def reconcile_kubernetes_service(apiserver: Apiserver) -> None:
     """Point ``default/kubernetes`` (its targetPort, Endpoints and EndpointSlice) at
     the address and port localkube now listens on."""
     from localkube.api import WriteOptions
     from localkube.kinds import Context
 
     context = Context(user="system:apiserver", groups=["system:masters"])
-    svc_rt = server.registry.lookup("", "v1", "services")
-    ep_rt = server.registry.lookup("", "v1", "endpoints")
-    slice_rt = server.registry.lookup("discovery.k8s.io", "v1", "endpointslices")
+    svc_rt = apiserver.api.registry.lookup("", "v1", "services")
+    ep_rt = apiserver.api.registry.lookup("", "v1", "endpoints")
+    slice_rt = apiserver.api.registry.lookup("discovery.k8s.io", "v1", "endpointslices")
     assert svc_rt is not None and ep_rt is not None and slice_rt is not None
-    svc = server.store.get(svc_rt.storage_key, *KUBERNETES)
+    svc = apiserver.api.store.get(svc_rt.storage_key, *KUBERNETES)
     if svc is not None:
         ports = (svc.get("spec") or {}).get("ports") or []
-        if any(p.get("name") == "https" and p.get("targetPort") != server.port for p in ports):
+        if any(p.get("name") == "https" and p.get("targetPort") != apiserver.port for p in ports):
             updated = copy.deepcopy(svc)
             for p in updated["spec"]["ports"]:
                 if p.get("name") == "https":
-                    p["targetPort"] = server.port
-            server.api.update(svc_rt, "default", "kubernetes", updated, "", context, WriteOptions())
+                    p["targetPort"] = apiserver.port
+            apiserver.api.update(svc_rt, "default", "kubernetes", updated, "", context, WriteOptions())
     for rt, desired in zip(
-        (ep_rt, slice_rt), kubernetes_endpoints(advertised_address(server.config.host), server.port), strict=True
+        (ep_rt, slice_rt), kubernetes_endpoints(advertised_address(apiserver.host), apiserver.port), strict=True
     ):
-        current = server.store.get(rt.storage_key, *KUBERNETES)
+        current = apiserver.api.store.get(rt.storage_key, *KUBERNETES)
         if current is None:
-            server.api.create(rt, "default", desired, context, WriteOptions())
+            apiserver.api.create(rt, "default", desired, context, WriteOptions())
             continue
         updated = copy.deepcopy(current)
         updated.update({k: v for k, v in desired.items() if k != "metadata"})
         if updated != current:
-            server.api.update(rt, "default", "kubernetes", updated, "", context, WriteOptions())
+            apiserver.api.update(rt, "default", "kubernetes", updated, "", context, WriteOptions())

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from localkube.auth import Attributes, Identity, authenticate_bootstrap_token, with_authenticated
+from localkube.auth import Attributes, Identity
 from localkube.errors import Cause, bad_request, invalid
 from localkube.resources import ResourceType
 
 if TYPE_CHECKING:
-    from localkube.server import LocalKube
+    from localkube.authentication import Authenticator
+    from localkube.rbac import Authorizer
 
 Obj = dict[str, Any]
 
@@ -44,15 +45,15 @@ def _attributes(spec: Obj, kind: str) -> Attributes:
     return Attributes(verb=non_resource.get("verb", ""), resource_request=False, path=non_resource.get("path", ""))
 
 
-def _decision(server: LocalKube, identity: Identity, attrs: Attributes) -> Obj:
-    allowed, reason = server.authorizer.decide(identity, attrs)
+def _decision(authorizer: Authorizer, identity: Identity, attrs: Attributes) -> Obj:
+    allowed, reason = authorizer.decide(identity, attrs)
     status: Obj = {"allowed": allowed}
     if reason:
         status["reason"] = reason
     return status
 
 
-def _rules(server: LocalKube, identity: Identity, namespace: str) -> Obj:
+def _rules(authorizer: Authorizer, identity: Identity, namespace: str) -> Obj:
     from localkube.auth import MASTERS
 
     if MASTERS in identity.groups:
@@ -62,7 +63,7 @@ def _rules(server: LocalKube, identity: Identity, namespace: str) -> Obj:
             "incomplete": False,
         }
     resource_rules, non_resource_rules = [], []
-    for rule, _ in server.authorizer.rules_for(identity, namespace):
+    for rule, _ in authorizer.rules_for(identity, namespace):
         if rule.get("nonResourceURLs"):
             non_resource_rules.append({"verbs": rule.get("verbs", []), "nonResourceURLs": rule["nonResourceURLs"]})
         else:
@@ -71,12 +72,19 @@ def _rules(server: LocalKube, identity: Identity, namespace: str) -> Obj:
     return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
 
 
-def review(server: LocalKube, rt: ResourceType, namespace: str, body: Obj, identity: Identity) -> Obj:
+def review(
+    authorizer: Authorizer,
+    authenticator: Authenticator,
+    rt: ResourceType,
+    namespace: str,
+    body: Obj,
+    identity: Identity,
+) -> Obj:
     """Evaluate one review object; returns it with ``status`` filled."""
     spec: Obj = body.get("spec") or {}
     result: Obj = {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": {"creationTimestamp": None}, "spec": spec}
     if rt.kind == "SelfSubjectAccessReview":
-        result["status"] = _decision(server, identity, _attributes(spec, rt.kind))
+        result["status"] = _decision(authorizer, identity, _attributes(spec, rt.kind))
     elif rt.kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         if not spec.get("user") and not spec.get("groups"):
             raise invalid(
@@ -111,9 +119,9 @@ def review(server: LocalKube, rt: ResourceType, namespace: str, body: Obj, ident
         subject = Identity(
             spec.get("user", ""), list(spec.get("groups") or []), spec.get("uid", ""), spec.get("extra") or {}
         )
-        result["status"] = _decision(server, subject, attrs)
+        result["status"] = _decision(authorizer, subject, attrs)
     elif rt.kind == "SelfSubjectRulesReview":
-        result["status"] = _rules(server, identity, spec.get("namespace", ""))
+        result["status"] = _rules(authorizer, identity, spec.get("namespace", ""))
     elif rt.kind == "SelfSubjectReview":
         result["status"] = {"userInfo": identity.to_user_info()}
         result.pop("spec", None)
@@ -121,11 +129,7 @@ def review(server: LocalKube, rt: ResourceType, namespace: str, body: Obj, ident
         token = spec.get("token", "")
         if not token:
             raise bad_request("token must be specified")
-        found = None
-        if token in server.static_tokens:
-            user, groups = server.static_tokens[token]
-            found = with_authenticated(user, groups)
-        found = found or authenticate_bootstrap_token(server.store, token) or server._service_account_token(token)
+        found = authenticator.token_identity(token)
         status: Obj = {"authenticated": found is not None}
         if found is not None:
             status["user"] = found.to_user_info()

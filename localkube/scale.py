@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from localkube.api import WriteOptions
+from localkube.api import ResourceAPI, WriteOptions
 from localkube.decoding import decode_body, read_body
 from localkube.errors import MODIFIED, bad_request, conflict
 from localkube.kinds import Context
 from localkube.patch import json_patch, merge_patch, strategic_merge
 from localkube.resources import ResourceType
 from localkube.tables import jsonpath
-
-if TYPE_CHECKING:
-    from localkube.server import LocalKube
 
 Obj = dict[str, Any]
 
@@ -69,18 +66,19 @@ def _set(obj: Obj, path: str, value: Any) -> None:
 
 
 async def scale_request(
-    server: LocalKube,
+    api: ResourceAPI,
     request: web.Request,
     rt: ResourceType,
     namespace: str,
     name: str,
     context: Context,
     options: WriteOptions,
-) -> web.Response:
-    current = server.api.get(rt, namespace, name)
+) -> Obj:
+    """The Scale a GET, PUT or PATCH of ``/scale`` answers with."""
+    current = api.get(rt, namespace, name)
     scale = scale_of(current, rt)
     if request.method == "GET":
-        return server._respond(request, scale)
+        return scale
     raw = await read_body(request)
     body = decode_body(raw, request.headers.get("Content-Type", ""), "Scale") or {}
     if request.method == "PATCH":
@@ -108,5 +106,5 @@ async def scale_request(
         )
     updated = copy.deepcopy(current)
     _set(updated, _paths(rt)[0], replicas)
-    result = server.api.update(rt, namespace, name, updated, "", context, options)
-    return server._respond(request, scale_of(result.obj, rt))
+    result = api.update(rt, namespace, name, updated, "", context, options)
+    return scale_of(result.obj, rt)

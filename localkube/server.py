@@ -1,5 +1,8 @@
-"""The HTTPS server: routing, authentication, authorization, content negotiation,
-list and watch, the review APIs, startup seeding and the built-in controllers.
+"""The HTTPS server: it wires the parts together (store, registry, ResourceAPI,
+authentication, authorization, seeding, watches, controllers, simulation) and
+routes each request to them, with content negotiation and lists. Each part gets
+the narrow objects it uses; none imports this module back (import-linter checks
+it), only the command line does.
 
 One aiohttp application on one event loop. :class:`LocalKube` starts and stops
 in-process (tests) or from ``localkube serve``.
@@ -26,48 +29,40 @@ from aiohttp import web
 from localkube import discovery, openapi, paging, protobuf, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
-from localkube.auth import (
-    ANONYMOUS_IDENTITY,
-    Attributes,
-    Identity,
-    authenticate_bootstrap_token,
-    default_rbac,
-    forbidden_message,
-    with_authenticated,
-)
-from localkube.crd import established_status, is_established, resource_types
+from localkube.auth import Attributes, Identity, forbidden_message
+from localkube.authentication import Authenticator
+from localkube.crd import established_status, resource_types
 from localkube.csr import admit as csr_admission
 from localkube.decoding import MAX_BODY_BYTES, read_body
 from localkube.errors import (
     APIError,
-    Cause,
     bad_request,
-    expired,
     forbidden,
     invalid,
     method_not_allowed,
     not_acceptable,
     resource_not_found,
     too_large,
-    unauthorized,
     unsupported_media_type,
 )
 from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
-from localkube.meta import new_uid, now_time
-from localkube.pki import CertificateAuthority, subject_identity
+from localkube.pki import CertificateAuthority
 from localkube.private_files import narrow, private_directory, write_private
-from localkube.query import int_param, parse_resource_version, resource_version_param
+from localkube.query import parse_resource_version
 from localkube.rbac import Authorizer
 from localkube.rbac_escalation import check_rbac_write
+from localkube.request_options import list_options_problem, read_delete_options, truthy, write_options
 from localkube.requestinfo import RequestInfo, parse_request
 from localkube.resources import Registry, ResourceType
+from localkube.seeding import Seeder
 from localkube.selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
 from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
-from localkube.store import Event, Store
+from localkube.store import Store
+from localkube.watch import Watches, watch_options
 
 log = logging.getLogger("localkube")
 
@@ -75,23 +70,6 @@ Obj = dict[str, Any]
 MAX_BODY = MAX_BODY_BYTES
 JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
-STARTUP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-BOOKMARK_INTERVAL = 60.0
-DISCONNECT_CHECK = 2.0
-
-
-def _list_options_problem(match: str, resource_version: str, continue_token: str) -> Cause | None:
-    """What the server's ListOptions validation says about resourceVersionMatch."""
-    if match and continue_token:
-        message = "Forbidden: resourceVersionMatch is forbidden when continue is provided"
-        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
-    if match and match not in ("NotOlderThan", "Exact"):
-        message = f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
-        return Cause("FieldValueNotSupported", message, "resourceVersionMatch")
-    if match and not resource_version:
-        message = "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
-        return Cause("FieldValueForbidden", message, "resourceVersionMatch")
-    return None
 
 
 def warning_header(text: str) -> str:
@@ -111,10 +89,6 @@ async def _exact_media_type(request: web.Request, response: web.StreamResponse) 
     kube-apiserver sends the bare media type and some clients compare it exactly."""
     if response.content_type in (JSON, "application/yaml") and response.charset:
         response.charset = None
-
-
-def _truthy(value: str | None) -> bool:
-    return value in ("true", "1", "True")
 
 
 @dataclass
@@ -165,15 +139,18 @@ class LocalKube:
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
-        self.static_tokens = dict(self.config.static_tokens)
+        self.authenticator = Authenticator(self.store, self.config.static_tokens, self.config.anonymous)
         self._openapi = openapi.OpenAPIDocuments(self.registry)
-        self.watch_count = 0
-        self._watch_tasks: set[asyncio.Task[Any]] = set()
+        self.watches = Watches(self.api)
 
     # -- lifecycle --------------------------------------------------------------
     @property
     def url(self) -> str:
         return f"https://{self.config.host}:{self.port}"
+
+    @property
+    def watch_count(self) -> int:
+        return self.watches.count
 
     def ca_pem(self) -> bytes:
         from localkube.pki import cert_pem
@@ -187,7 +164,8 @@ class LocalKube:
         """Seed the cluster, start the controllers and listen."""
         from localkube.controllers import Controllers
 
-        self._seed()
+        seeder = Seeder(self.api, self.allocator)
+        seeder.seed()
         app = web.Application(client_max_size=MAX_BODY + 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         app.on_response_prepare.append(_exact_media_type)
@@ -200,19 +178,18 @@ class LocalKube:
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
-        proxy.reconcile_kubernetes_service(self)
-        self.controllers = Controllers(self)
+        proxy.reconcile_kubernetes_service(self._proxy_target())
+        self.controllers = Controllers(self.api, self.ca)
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
         if self.config.simulation.enabled:
             from localkube.simulation import Simulation
 
-            simulation = Simulation(self, self.config.simulation)
+            simulation = Simulation(self.api, self.config.simulation)
             self._tasks.append(asyncio.create_task(simulation.run(), name="localkube-simulation"))
-        self._write_cluster_info()
+        seeder.write_cluster_info(self.url, self.ca_pem())
 
     async def stop(self) -> None:
-        for task in list(self._watch_tasks):
-            task.cancel()
+        self.watches.cancel()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -265,109 +242,6 @@ class LocalKube:
     def write_kubeconfig(self, path: Path, **kwargs: Any) -> Path:
         private_directory(path.parent, narrow_existing=False)
         return write_private(path, yaml.safe_dump(self.kubeconfig(**kwargs), sort_keys=False).encode())
-
-    # -- seeding ------------------------------------------------------------------
-    def _system_create(self, storage_rt: ResourceType, obj: Obj) -> None:
-        meta = obj["metadata"]
-        if self.store.get(storage_rt.storage_key, meta.get("namespace", ""), meta["name"]) is not None:
-            return
-        self.api.create(
-            storage_rt,
-            meta.get("namespace", ""),
-            obj,
-            Context(user="system:apiserver", groups=["system:masters"], allocate_ip=self.allocator.allocate),
-            WriteOptions(),
-        )
-
-    def _rt(self, api_version: str, kind: str) -> ResourceType:
-        rt = self.registry.by_kind(api_version, kind)
-        assert rt is not None
-        return rt
-
-    def _seed_default_objects(self) -> None:
-        from localkube import default_objects
-
-        for obj in [*default_objects.priority_classes(), *default_objects.flow_control()]:
-            self._system_create(self._rt(obj["apiVersion"], obj["kind"]), obj)
-        api_services = self._rt("apiregistration.k8s.io/v1", "APIService")
-        for obj, status in default_objects.api_services(self.registry.groups()):
-            if self.store.get(api_services.storage_key, "", obj["metadata"]["name"]) is not None:
-                continue
-            self._system_create(api_services, obj)
-            created = self.store.get(api_services.storage_key, "", obj["metadata"]["name"])
-            if created is not None:
-                self.api.write_internal(api_services, {**created, "status": status}, created, "status")
-
-    def _seed(self) -> None:
-        for svc in self.store.items("/services"):
-            ip = (svc.get("spec") or {}).get("clusterIP")
-            if ip and ip != "None":
-                self.allocator.used.add(ip)
-        for crd in self.store.items("apiextensions.k8s.io/customresourcedefinitions"):
-            if is_established(crd) and not crd["metadata"].get("deletionTimestamp"):
-                self.registry.set_custom(crd["metadata"]["name"], resource_types(crd))
-        ns_rt = self._rt("v1", "Namespace")
-        for name in STARTUP_NAMESPACES:
-            self._system_create(ns_rt, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        for _storage, obj in default_rbac():
-            rt = self._rt(obj["apiVersion"], obj["kind"])
-            self._system_create(rt, copy.deepcopy(obj))
-        self._seed_default_objects()
-        if self.store.get("/services", "default", "kubernetes") is None:
-            self.allocator.used.discard("10.96.0.1")
-            self._system_create(
-                self._rt("v1", "Service"),
-                {
-                    "apiVersion": "v1",
-                    "kind": "Service",
-                    "metadata": {
-                        "name": "kubernetes",
-                        "namespace": "default",
-                        "labels": {"component": "apiserver", "provider": "kubernetes"},
-                    },
-                    "spec": {
-                        "clusterIP": "10.96.0.1",
-                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
-                    },
-                },
-            )
-
-    def _write_cluster_info(self) -> None:
-        """``kube-public/cluster-info``: the server URL and CA, readable anonymously."""
-        kubeconfig = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "",
-                    "cluster": {
-                        "certificate-authority-data": base64.b64encode(self.ca_pem()).decode(),
-                        "server": self.url,
-                    },
-                }
-            ],
-            "contexts": [],
-            "current-context": "",
-            "preferences": {},
-            "users": [],
-        }
-        text = yaml.safe_dump(kubeconfig, sort_keys=False)
-        rt = self._rt("v1", "ConfigMap")
-        existing = self.store.get("/configmaps", "kube-public", "cluster-info")
-        if existing is None:
-            self._system_create(
-                rt,
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": {"name": "cluster-info", "namespace": "kube-public"},
-                    "data": {"kubeconfig": text},
-                },
-            )
-        elif (existing.get("data") or {}).get("kubeconfig") != text:
-            updated = copy.deepcopy(existing)
-            updated.setdefault("data", {})["kubeconfig"] = text
-            self.api.update(rt, "kube-public", "cluster-info", updated, "", Context(), WriteOptions())
 
     # -- CRDs ---------------------------------------------------------------------------
     def _crd_changed(self, crd: Obj) -> None:
@@ -429,39 +303,9 @@ class LocalKube:
             return False
 
     def _authenticate(self, request: web.Request) -> Identity:
-        header = request.headers.get("Authorization", "")
-        if header.lower().startswith("bearer "):
-            token = header[7:].strip()
-            if token in self.static_tokens:
-                user, groups = self.static_tokens[token]
-                return with_authenticated(user, groups)
-            identity = authenticate_bootstrap_token(self.store, token)
-            if identity is not None:
-                return identity
-            identity = self._service_account_token(token)
-            if identity is not None:
-                return identity
-            raise unauthorized()
-        if header:
-            raise unauthorized()
         peer = request.transport.get_extra_info("ssl_object") if request.transport else None
-        if peer is not None:
-            der = peer.getpeercert(binary_form=True)
-            if der:
-                from cryptography import x509
-
-                cert = x509.load_der_x509_certificate(der)
-                user, groups = subject_identity(cert.subject)
-                if user:
-                    return with_authenticated(user, groups)
-        if not self.config.anonymous:
-            raise unauthorized()
-        return ANONYMOUS_IDENTITY
-
-    def _service_account_token(self, token: str) -> Identity | None:
-        from localkube.tokens import verify_service_account_token
-
-        return verify_service_account_token(self, token)
+        der = peer.getpeercert(binary_form=True) if peer is not None else None
+        return self.authenticator.authenticate(request.headers.get("Authorization", ""), der)
 
     def _authorize(self, identity: Identity, info: RequestInfo, name_hint: str = "") -> None:
         if info.is_resource:
@@ -525,7 +369,7 @@ class LocalKube:
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
             status=code,
-            text=_dump(obj, _truthy(request.query.get("pretty"))),
+            text=_dump(obj, truthy(request.query.get("pretty"))),
             content_type=JSON,
             headers=headers,
         )
@@ -560,18 +404,26 @@ class LocalKube:
         if info.subresource and info.subresource not in rt.subresources():
             raise resource_not_found()
         if info.subresource == "proxy":
-            return await proxy.serve(self, request, info)
+            return await proxy.serve(self._proxy_target(), request, info)
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
-        options = self._write_options(request)
+        options = write_options(request)
         method = request.method
         if info.subresource == "scale":
             from localkube.scale import scale_request
 
-            return await scale_request(self, request, rt, namespace, info.name, context, options)
+            scale = await scale_request(self.api, request, rt, namespace, info.name, context, options)
+            return self._respond(request, scale)
         if info.subresource == "token" and method == "POST":
             from localkube.tokens import token_request
 
-            return await token_request(self, request, namespace, info.name, identity)
+            accounts = self.registry.by_kind("v1", "ServiceAccount")
+            assert accounts is not None
+
+            async def token_body() -> Any:
+                return await self._body(request, accounts) if request.can_read_body else {}
+
+            token = await token_request(self.store, namespace, info.name, token_body)
+            return web.Response(status=201, text=_dump(token), content_type=JSON)
         if method in ("GET", "HEAD"):
             if info.name:
                 # "not older than N": a get ahead of the server waits for it, then 504s (as lists do)
@@ -606,7 +458,7 @@ class LocalKube:
             )
             return self._respond(request, result.obj, result.code, result.warnings)
         if method == "DELETE":
-            delete_options = await self._delete_options(request)
+            delete_options = await read_delete_options(request)
             if info.name:
                 result = self.api.delete(rt, namespace, info.name, delete_options, options.dry_run)
                 return self._respond(request, result.obj, result.code)
@@ -614,34 +466,6 @@ class LocalKube:
                 request, rt, info.namespace if rt.namespaced else "", delete_options, options
             )
         raise method_not_allowed()
-
-    def _write_options(self, request: web.Request) -> WriteOptions:
-        dry = request.query.getall("dryRun", [])
-        for value in dry:
-            if value != "All":
-                from localkube.errors import Cause, invalid
-
-                raise invalid(
-                    "",
-                    "",
-                    "",
-                    [
-                        Cause(
-                            "FieldValueNotSupported",
-                            f'Unsupported value: "{value}": supported values: "All"',
-                            "dryRun",
-                        )
-                    ],
-                )
-        validation = request.query.get("fieldValidation", "Warn") or "Warn"
-        if validation not in ("Strict", "Warn", "Ignore"):
-            raise bad_request(f"fieldValidation must be one of Ignore, Warn, or Strict, got {validation}")
-        manager = request.query.get("fieldManager", "")
-        if len(manager) > 128:
-            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
-        force = request.query.get("force")
-        agent = request.headers.get("User-Agent", "").split("/", 1)[0][:128]
-        return WriteOptions(bool(dry), validation, manager, force is not None and _truthy(force), agent)
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await read_body(request)
@@ -655,27 +479,6 @@ class LocalKube:
         if media not in ("application/json", "application/yaml", ""):
             raise unsupported_media_type(BODY_TYPES)
         return decode_body(raw, media, f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}')
-
-    async def _delete_options(self, request: web.Request) -> Obj:
-        raw = await read_body(request)
-        if raw.startswith(protobuf.MAGIC):
-            try:
-                return protobuf.decode_object(raw)
-            except (ValueError, IndexError, KeyError) as exc:
-                raise bad_request(f"DeleteOptions cannot be decoded: {exc}") from None
-        if raw.strip():
-            body = decode_body(raw, request.headers.get("Content-Type", JSON), "DeleteOptions")
-            if not isinstance(body, dict):
-                raise bad_request("DeleteOptions must be an object")
-            return body
-        options: Obj = {}
-        if "propagationPolicy" in request.query:
-            options["propagationPolicy"] = request.query["propagationPolicy"]
-        if "orphanDependents" in request.query:
-            options["orphanDependents"] = _truthy(request.query["orphanDependents"])
-        if "gracePeriodSeconds" in request.query:
-            options["gracePeriodSeconds"] = int_param(request.query, "gracePeriodSeconds")
-        return options
 
     # -- reads ---------------------------------------------------------------------------
     def _respond_object(self, request: web.Request, rt: ResourceType, obj: Obj) -> web.Response:
@@ -699,6 +502,9 @@ class LocalKube:
         )
         return labels, fields
 
+    def _proxy_target(self) -> proxy.Apiserver:
+        return proxy.Apiserver(self.api, self.config.host, self.port)
+
     def _matches(self, rt: ResourceType, obj: Obj, labels: list[Any], fields: list[Any]) -> bool:
         return labels_match(labels, obj["metadata"].get("labels")) and fields_match(fields, obj)
 
@@ -707,7 +513,7 @@ class LocalKube:
         query = request.query
         match = query.get("resourceVersionMatch", "")
         rv_param = query.get("resourceVersion", "")
-        problem = _list_options_problem(match, rv_param, query.get("continue", ""))
+        problem = list_options_problem(match, rv_param, query.get("continue", ""))
         if problem is not None:
             raise invalid("ListOptions", "meta.k8s.io", "", [problem])
         selected = (lambda o: self._matches(rt, o, labels, fields)) if labels or fields else None
@@ -749,164 +555,10 @@ class LocalKube:
         self, request: web.Request, rt: ResourceType, namespace: str, identity: Identity
     ) -> web.StreamResponse:
         labels, fields = self._selectors(request, rt)
-        query = request.query
-        if query.get("resourceVersionMatch") and not query.get("sendInitialEvents"):
-            from localkube.errors import Cause, invalid
-
-            raise invalid(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    Cause(
-                        "FieldValueForbidden",
-                        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                        "resourceVersionMatch",
-                    )
-                ],
-            )
-        bookmarks = _truthy(query.get("allowWatchBookmarks"))
-        timeout = float(int_param(query, "timeoutSeconds") or 1800)
-        send_initial = _truthy(query.get("sendInitialEvents"))
+        options = watch_options(request.query)
         mode, include = self._accept(request, protobuf.supported(rt))
-        requested_rv = resource_version_param(query)
-        # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
-        # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
-        fresh = (
-            requested_rv is None
-            or not send_initial
-            or await self.store.wait_for_rv(requested_rv, paging.TOO_LARGE_WAIT)
-        )
-        stream_type = protobuf.WATCH_CONTENT_TYPE if mode == "protobuf" else JSON
-        response = web.StreamResponse(
-            status=200, headers={"Content-Type": stream_type, "Cache-Control": "no-cache, private"}
-        )
-        response.enable_chunked_encoding()
-        await response.prepare(request)
-        first_table = [True]
-
-        async def send(kind: str, obj: Obj) -> None:
-            if mode == "table" and kind in ("ADDED", "MODIFIED", "DELETED"):
-                meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
-                obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
-                first_table[0] = False
-            await self.store.durable()  # no client sees a change that a crash could still undo
-            if mode == "protobuf":
-                await response.write(protobuf.watch_frame(kind, obj))
-                return
-            await response.write((_dump({"type": kind, "object": obj}) + "\n").encode())
-
-        if not fresh:
-            assert requested_rv is not None
-            await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
-            return response
-        watcher = self.store.subscribe(rt.storage_key)
-        self.watch_count += 1
-        current = asyncio.current_task()
-        if current is not None:
-            self._watch_tasks.add(current)
-        try:
-            initial: list[tuple[str, Obj]] = []
-            backlog: list[Event] = []
-            if requested_rv is None or send_initial:
-                for obj in self.store.items(rt.storage_key, namespace or None):
-                    if self._matches(rt, obj, labels, fields):
-                        initial.append(("ADDED", obj))
-            else:
-                history = self.store.history_since(rt.storage_key, requested_rv)
-                if history is None:
-                    oldest = self.store.oldest_retained(rt.storage_key)
-                    await send("ERROR", expired(f"too old resource version: {requested_rv} ({oldest})").status())
-                    return response
-                backlog = history
-            for kind, obj in initial:
-                await send(kind, self._watch_view(rt, obj))
-            if send_initial:
-                await send(
-                    "BOOKMARK",
-                    {
-                        "kind": rt.kind,
-                        "apiVersion": rt.api_version,
-                        "metadata": {
-                            "resourceVersion": str(self.store.rv),
-                            "annotations": {"k8s.io/initial-events-end": "true"},
-                        },
-                    },
-                )
-            for event in backlog:
-                await self._send_event(send, rt, namespace, labels, fields, event)
-            deadline = time.monotonic() + timeout
-            last_bookmark = time.monotonic()
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                wait = (
-                    min(remaining, BOOKMARK_INTERVAL - (time.monotonic() - last_bookmark)) if bookmarks else remaining
-                )
-                try:
-                    # wake at least every DISCONNECT_CHECK seconds: an idle watch
-                    # must notice a client that went away (Go cancels its context)
-                    async with asyncio.timeout(max(min(wait, DISCONNECT_CHECK), 0.01)):
-                        event = await watcher.queue.get()
-                except TimeoutError:
-                    transport = request.transport
-                    if transport is None or transport.is_closing():
-                        break
-                    if bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_INTERVAL - 0.01:
-                        await send(
-                            "BOOKMARK",
-                            {
-                                "kind": rt.kind,
-                                "apiVersion": rt.api_version,
-                                "metadata": {"resourceVersion": str(self.store.rv)},
-                            },
-                        )
-                        last_bookmark = time.monotonic()
-                    continue
-                if requested_rv is None or event.rv > requested_rv:
-                    await self._send_event(send, rt, namespace, labels, fields, event)
-        except ConnectionResetError:
-            return response
-        finally:
-            self.store.unsubscribe(rt.storage_key, watcher)
-            self.watch_count -= 1
-            if current is not None:
-                self._watch_tasks.discard(current)
-        transport = request.transport
-        if transport is not None and not transport.is_closing():
-            with contextlib.suppress(ConnectionResetError, RuntimeError):
-                await response.write_eof()
-        return response
-
-    def _watch_view(self, rt: ResourceType, obj: Obj) -> Obj:
-        view = self.api._view(rt, obj)
-        if rt.custom and rt.schema is not None:
-            from localkube.crd import apply_defaults
-
-            apply_defaults(view, rt.schema)
-        return view
-
-    async def _send_event(
-        self, send: Any, rt: ResourceType, namespace: str, labels: list[Any], fields: list[Any], event: Event
-    ) -> None:
-        obj = event.obj
-        if namespace and obj["metadata"].get("namespace", "") != namespace:
-            return
-        now_match = self._matches(rt, obj, labels, fields)
-        old_match = event.old is not None and self._matches(rt, event.old, labels, fields)
-        if event.type == "ADDED":
-            if now_match:
-                await send("ADDED", self._watch_view(rt, obj))
-        elif event.type == "MODIFIED":
-            if now_match and old_match:
-                await send("MODIFIED", self._watch_view(rt, obj))
-            elif now_match:
-                await send("ADDED", self._watch_view(rt, obj))
-            elif old_match:
-                await send("DELETED", self._watch_view(rt, obj))
-        elif event.type == "DELETED" and (old_match or now_match):
-            await send("DELETED", self._watch_view(rt, obj))
+        matches = functools.partial(self._matches, rt, labels=labels, fields=fields)
+        return await self.watches.serve(request, rt, namespace, matches, options, mode, include)
 
     def _delete_collection(
         self, request: web.Request, rt: ResourceType, namespace: str, options_body: Obj, options: WriteOptions
@@ -1002,7 +654,7 @@ class LocalKube:
         body = await self._body(request, rt)
         if info.subresource == "eviction":
             status = pod_subresources.evict(
-                self.api, pods, pdbs, info.namespace, info.name, body, self._write_options(request)
+                self.api, pods, pdbs, info.namespace, info.name, body, write_options(request)
             )
         else:
             status = pod_subresources.bind(self.api, pods, info.namespace, info.name, body)
@@ -1018,12 +670,5 @@ class LocalKube:
             raise bad_request("review body must be an object")
         from localkube.reviews import review
 
-        result = review(self, rt, info.namespace, body, identity)
+        result = review(self.authorizer, self.authenticator, rt, info.namespace, body, identity)
         return self._respond(request, result, 201)
-
-
-def new_object_meta(name: str, namespace: str = "") -> Obj:
-    meta: Obj = {"name": name, "uid": new_uid(), "creationTimestamp": now_time()}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta

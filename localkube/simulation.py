@@ -46,9 +46,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from localkube.api import WriteOptions
+from localkube.api import ResourceAPI, WriteOptions
 from localkube.errors import APIError
 from localkube.graceful import grace_left
 from localkube.kinds import Context
@@ -56,9 +56,6 @@ from localkube.meta import now_time
 from localkube.pod_subresources import bind
 from localkube.quantity import quantity_or_zero
 from localkube.simulation_index import OwnerIndex, PodIndex, requests_of
-
-if TYPE_CHECKING:
-    from localkube.server import LocalKube
 
 log = logging.getLogger("localkube.simulation")
 Obj = dict[str, Any]
@@ -136,10 +133,10 @@ class _Node:
 class Simulation:
     """Nodes, scheduler, kubelet and workload controllers of one localkube."""
 
-    def __init__(self, server: LocalKube, config: SimulationConfig) -> None:
-        self.server = server
+    def __init__(self, api: ResourceAPI, config: SimulationConfig) -> None:
+        self.api = api
         self.config = config
-        self.store = server.store
+        self.store = api.store
         self.queue = self.store.subscribe_all()
         self.pods = PodIndex(self.store)
         self.replicasets = OwnerIndex(self.store, REPLICASETS)
@@ -156,11 +153,11 @@ class Simulation:
 
     # -- plumbing -----------------------------------------------------------------------------
     def _rt(self, storage: str) -> Any:
-        return self.server.registry.storage_types().get(storage)
+        return self.api.registry.storage_types().get(storage)
 
     def _create(self, storage: str, namespace: str, obj: Obj) -> Obj | None:
         try:
-            created = self.server.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
+            created = self.api.create(self._rt(storage), namespace, obj, SYSTEM, WriteOptions()).obj
         except APIError as exc:
             log.debug("simulation: create %s failed: %s", storage, exc)
             return None
@@ -170,16 +167,14 @@ class Simulation:
     def _update(self, storage: str, obj: Obj, subresource: str = "") -> None:
         meta = obj["metadata"]
         with contextlib.suppress(APIError):
-            self.server.api.update(
+            self.api.update(
                 self._rt(storage), meta.get("namespace", ""), meta["name"], obj, subresource, SYSTEM, WriteOptions()
             )
         self._observe(storage, _key(obj))
 
     def _delete(self, storage: str, namespace: str, name: str, options: Obj | None = None) -> None:
         with contextlib.suppress(APIError):
-            self.server.api.delete(
-                self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False
-            )
+            self.api.delete(self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False)
         self._observe(storage, (namespace, name))
 
     def _set_status(self, storage: str, obj: Obj, status: Obj) -> None:
@@ -506,7 +501,7 @@ class Simulation:
             # as kube-scheduler does: spec.nodeName is immutable on update, set once through a Binding
             target = {"target": {"kind": "Node", "name": node}}
             with contextlib.suppress(APIError):
-                bind(self.server.api, self._rt(PODS), pod["metadata"]["namespace"], pod["metadata"]["name"], target)
+                bind(self.api, self._rt(PODS), pod["metadata"]["namespace"], pod["metadata"]["name"], target)
             self._observe(PODS, _key(pod))
         stored = self.store.get(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"])
         if stored is None or (stored.get("spec") or {}).get("nodeName") != node:

@@ -13,15 +13,16 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-
-from aiohttp import web
 
 from localkube.auth import Identity, with_authenticated
 from localkube.errors import bad_request, field_invalid, invalid, not_found
 
 if TYPE_CHECKING:
-    from localkube.server import LocalKube
+    from localkube.store import Store
+
+Obj = dict[str, Any]
 
 _KEY = secrets.token_bytes(32)
 
@@ -51,7 +52,7 @@ def issue(namespace: str, name: str, uid: str, audiences: list[str], lifetime: i
     return f"{header}.{payload}.{signature}", now + lifetime
 
 
-def verify_service_account_token(server: LocalKube, token: str) -> Identity | None:
+def verify_service_account_token(store: Store, token: str) -> Identity | None:
     parts = token.split(".")
     if len(parts) != 3:
         return None
@@ -67,7 +68,7 @@ def verify_service_account_token(server: LocalKube, token: str) -> Identity | No
     info = claims.get("kubernetes.io") or {}
     namespace = info.get("namespace", "")
     account = info.get("serviceaccount") or {}
-    stored = server.store.get("/serviceaccounts", namespace, account.get("name", ""))
+    stored = store.get("/serviceaccounts", namespace, account.get("name", ""))
     if stored is None or stored["metadata"].get("uid") != account.get("uid"):
         return None
     return with_authenticated(
@@ -77,16 +78,13 @@ def verify_service_account_token(server: LocalKube, token: str) -> Identity | No
     )
 
 
-async def token_request(
-    server: LocalKube, request: web.Request, namespace: str, name: str, identity: Identity
-) -> web.Response:
-    """``POST serviceaccounts/{name}/token``: a TokenRequest answered with a signed token."""
-    account = server.store.get("/serviceaccounts", namespace, name)
+async def token_request(store: Store, namespace: str, name: str, read_body: Callable[[], Awaitable[Any]]) -> Obj:
+    """``POST serviceaccounts/{name}/token``: the TokenRequest with a signed token
+    (``read_body`` decodes the request's body, read only once the account is known)."""
+    account = store.get("/serviceaccounts", namespace, name)
     if account is None:
         raise not_found("serviceaccounts", "", name)
-    rt = server.registry.by_kind("v1", "ServiceAccount")
-    assert rt is not None
-    body = await server._body(request, rt) if request.can_read_body else {}
+    body = await read_body()
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -102,7 +100,7 @@ async def token_request(
         )
     audiences = list(spec.get("audiences") or ["https://kubernetes.default.svc.cluster.local"])
     token, expires = issue(namespace, name, account["metadata"]["uid"], audiences, lifetime)
-    result = {
+    return {
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",
         "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
@@ -116,4 +114,3 @@ async def token_request(
             "expirationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires)),
         },
     }
-    return web.Response(status=201, text=json.dumps(result, separators=(",", ":")), content_type="application/json")

@@ -1,0 +1,233 @@
+"""Watches: the stream of a resource's changes as kube-apiserver's watch cache
+serves it (initial events and their end bookmark for a watch list, the history
+since a resourceVersion or 410 when it is gone, periodic bookmarks, selectors
+applied to the old and the new object so an object leaving them is DELETED).
+
+Each watch is one task of the server's event loop, reading its own queue of the
+store's events; :meth:`Watches.cancel` ends them all when the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from localkube import paging, protobuf
+from localkube import tables as tablemod
+from localkube.api import ResourceAPI
+from localkube.crd import apply_defaults
+from localkube.errors import Cause, expired, invalid
+from localkube.query import int_param, resource_version_param
+from localkube.request_options import truthy
+from localkube.resources import ResourceType
+from localkube.store import Event
+
+Obj = dict[str, Any]
+Send = Callable[[str, Obj], Awaitable[None]]
+JSON = "application/json"
+BOOKMARK_INTERVAL = 60.0
+DISCONNECT_CHECK = 2.0
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """What a watch request asks for besides its selectors and resourceVersion."""
+
+    bookmarks: bool
+    timeout: float
+    send_initial: bool
+
+
+def watch_options(query: MultiMapping[str]) -> WatchOptions:
+    """The options of a watch (422 for resourceVersionMatch without sendInitialEvents, 400 for a bad number)."""
+    if query.get("resourceVersionMatch") and not query.get("sendInitialEvents"):
+        raise invalid(
+            "ListOptions",
+            "meta.k8s.io",
+            "",
+            [
+                Cause(
+                    "FieldValueForbidden",
+                    "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    "resourceVersionMatch",
+                )
+            ],
+        )
+    bookmarks = truthy(query.get("allowWatchBookmarks"))
+    timeout = float(int_param(query, "timeoutSeconds") or 1800)
+    send_initial = truthy(query.get("sendInitialEvents"))
+    return WatchOptions(bookmarks, timeout, send_initial)
+
+
+class Watches:
+    """The open watches of one server."""
+
+    def __init__(self, api: ResourceAPI) -> None:
+        self.api = api
+        self.store = api.store
+        self.count = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def cancel(self) -> None:
+        """End every open watch (the server is stopping)."""
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def serve(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        namespace: str,
+        matches: Callable[[Obj], bool],
+        options: WatchOptions,
+        mode: str,
+        include: str,
+    ) -> web.StreamResponse:
+        """Stream the changes of ``rt`` in ``namespace`` (all when empty) that ``matches``
+        selects, as JSON lines, as Tables when ``mode`` is ``"table"``, or as protobuf frames."""
+        requested_rv = resource_version_param(request.query)
+        # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
+        # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
+        fresh = (
+            requested_rv is None
+            or not options.send_initial
+            or await self.store.wait_for_rv(requested_rv, paging.TOO_LARGE_WAIT)
+        )
+        stream_type = protobuf.WATCH_CONTENT_TYPE if mode == "protobuf" else JSON
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": stream_type, "Cache-Control": "no-cache, private"}
+        )
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        first_table = [True]
+
+        async def send(kind: str, obj: Obj) -> None:
+            if mode == "table" and kind in ("ADDED", "MODIFIED", "DELETED"):
+                meta = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+                obj = tablemod.table(rt, [obj], include, meta, with_columns=first_table[0])
+                first_table[0] = False
+            await self.store.durable()  # no client sees a change that a crash could still undo
+            if mode == "protobuf":
+                await response.write(protobuf.watch_frame(kind, obj))
+                return
+            await response.write((json.dumps({"type": kind, "object": obj}, separators=(",", ":")) + "\n").encode())
+
+        if not fresh:
+            assert requested_rv is not None
+            await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
+            return response
+        watcher = self.store.subscribe(rt.storage_key)
+        self.count += 1
+        current = asyncio.current_task()
+        if current is not None:
+            self._tasks.add(current)
+        try:
+            initial: list[tuple[str, Obj]] = []
+            backlog: list[Event] = []
+            if requested_rv is None or options.send_initial:
+                for obj in self.store.items(rt.storage_key, namespace or None):
+                    if matches(obj):
+                        initial.append(("ADDED", obj))
+            else:
+                history = self.store.history_since(rt.storage_key, requested_rv)
+                if history is None:
+                    oldest = self.store.oldest_retained(rt.storage_key)
+                    await send("ERROR", expired(f"too old resource version: {requested_rv} ({oldest})").status())
+                    return response
+                backlog = history
+            for kind, obj in initial:
+                await send(kind, self._view(rt, obj))
+            if options.send_initial:
+                await send(
+                    "BOOKMARK",
+                    {
+                        "kind": rt.kind,
+                        "apiVersion": rt.api_version,
+                        "metadata": {
+                            "resourceVersion": str(self.store.rv),
+                            "annotations": {"k8s.io/initial-events-end": "true"},
+                        },
+                    },
+                )
+            for event in backlog:
+                await self._send_event(send, rt, namespace, matches, event)
+            deadline = time.monotonic() + options.timeout
+            last_bookmark = time.monotonic()
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                wait = (
+                    min(remaining, BOOKMARK_INTERVAL - (time.monotonic() - last_bookmark))
+                    if options.bookmarks
+                    else remaining
+                )
+                try:
+                    # wake at least every DISCONNECT_CHECK seconds: an idle watch
+                    # must notice a client that went away (Go cancels its context)
+                    async with asyncio.timeout(max(min(wait, DISCONNECT_CHECK), 0.01)):
+                        event = await watcher.queue.get()
+                except TimeoutError:
+                    transport = request.transport
+                    if transport is None or transport.is_closing():
+                        break
+                    if options.bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_INTERVAL - 0.01:
+                        await send(
+                            "BOOKMARK",
+                            {
+                                "kind": rt.kind,
+                                "apiVersion": rt.api_version,
+                                "metadata": {"resourceVersion": str(self.store.rv)},
+                            },
+                        )
+                        last_bookmark = time.monotonic()
+                    continue
+                if requested_rv is None or event.rv > requested_rv:
+                    await self._send_event(send, rt, namespace, matches, event)
+        except ConnectionResetError:
+            return response
+        finally:
+            self.store.unsubscribe(rt.storage_key, watcher)
+            self.count -= 1
+            if current is not None:
+                self._tasks.discard(current)
+        transport = request.transport
+        if transport is not None and not transport.is_closing():
+            with contextlib.suppress(ConnectionResetError, RuntimeError):
+                await response.write_eof()
+        return response
+
+    def _view(self, rt: ResourceType, obj: Obj) -> Obj:
+        view = self.api._view(rt, obj)
+        if rt.custom and rt.schema is not None:
+            apply_defaults(view, rt.schema)
+        return view
+
+    async def _send_event(
+        self, send: Send, rt: ResourceType, namespace: str, matches: Callable[[Obj], bool], event: Event
+    ) -> None:
+        obj = event.obj
+        if namespace and obj["metadata"].get("namespace", "") != namespace:
+            return
+        now_match = matches(obj)
+        old_match = event.old is not None and matches(event.old)
+        if event.type == "ADDED":
+            if now_match:
+                await send("ADDED", self._view(rt, obj))
+        elif event.type == "MODIFIED":
+            if now_match and old_match:
+                await send("MODIFIED", self._view(rt, obj))
+            elif now_match:
+                await send("ADDED", self._view(rt, obj))
+            elif old_match:
+                await send("DELETED", self._view(rt, obj))
+        elif event.type == "DELETED" and (old_match or now_match):
+            await send("DELETED", self._view(rt, obj))
