@@ -6,7 +6,9 @@ change concerns: garbage collection (background, foreground, orphan),
 namespace termination, CRD instance cleanup, the default ServiceAccount and
 ``kube-root-ca.crt`` of each namespace, the client-certificate signer for
 approved CSRs, the bootstrap signer (``cluster-info`` JWS signatures) and the
-bootstrap token cleaner (on a timer).
+bootstrap token cleaner (on a timer), and the status of ResourceQuotas
+(``status.used`` recounted from the store after every change in a namespace
+that has quotas, see :mod:`localkube.admission_quota`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from localkube import admission_quota
 from localkube.api import WriteOptions
 from localkube.auth import bootstrap_token_expired
 from localkube.csr import sign_client_csr
@@ -152,6 +155,8 @@ class Controllers:
     def _react(self, storage: str, event: Event) -> None:
         obj = event.obj
         meta = obj["metadata"]
+        if meta.get("namespace"):
+            self._recount_quotas(storage, meta["namespace"])
         if event.type == "DELETED":
             self._owner_gone(meta.get("uid", ""))
             self._dependent_gone(obj)
@@ -184,6 +189,19 @@ class Controllers:
             self._sign_cluster_info()
         if storage == "/configmaps" and meta.get("namespace") == "kube-public" and meta["name"] == "cluster-info":
             self._sign_cluster_info()
+
+    # -- resource quota -----------------------------------------------------------
+    def _recount_quotas(self, storage: str, namespace: str) -> None:
+        """Write the status.used of the namespace's quotas that a change under ``storage`` may move."""
+        for quota in self.store.items(admission_quota.QUOTAS, namespace):
+            if storage != admission_quota.QUOTAS and not admission_quota.counts(quota, storage):
+                continue
+            status = admission_quota.status_of(self.store, quota)
+            if status is not None and quota.get("status") != status:
+                rt = self._rt(admission_quota.QUOTAS)
+                if rt is not None:
+                    with contextlib.suppress(APIError):
+                        self.server.api.write_internal(rt, {**copy.deepcopy(quota), "status": status}, quota, "status")
 
     # -- garbage collector ------------------------------------------------------
     def _owner_alive(self, owner: Obj, namespace: str) -> bool:
