@@ -361,7 +361,8 @@ def admit(store: Objects, group: str, resource: str, obj: Obj, old: Obj | None) 
     name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or "Unknown"
 
     def refuse(message: str) -> APIError:
-        return forbidden(f'{resource} "{name}" is forbidden: {message}', resource=resource, group=group, name=name)
+        qualified = f"{resource}.{group}" if group else resource
+        return forbidden(f'{qualified} "{name}" is forbidden: {message}', resource=resource, group=group, name=name)
 
     interesting = []
     for quota in sorted(quotas, key=lambda q: str(q["metadata"]["name"])):

@@ -1,7 +1,7 @@
 """Decoding the protobuf request bodies kubectl 1.32 sends from its typed clients.
 
 kubectl's typed commands (``create namespace|configmap|secret|deployment|...``,
-``auth can-i|whoami``, ``certificate approve``, ``create token``) send
+``create quota``, ``auth can-i|whoami``, ``certificate approve``, ``create token``) send
 ``application/vnd.kubernetes.protobuf`` and never retry with JSON. Bodies are a
 ``k8s\\0`` envelope around ``runtime.Unknown`` {typeMeta, raw}; the message in
 ``raw`` is decoded by the schema table below into the JSON shape the rest of
@@ -140,6 +140,14 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
     },
     "EnvVar": {1: ("name", "string"), 2: ("value", "string")},
     "ResourceRequirements": {1: ("limits", "mapquantity"), 2: ("requests", "mapquantity")},
+    "ResourceQuota": {1: ("metadata", "ObjectMeta"), 2: ("spec", "ResourceQuotaSpec")},
+    "ResourceQuotaSpec": {1: ("hard", "mapquantity"), 2: ("scopes", "[]string"), 3: ("scopeSelector", "ScopeSelector")},
+    "ScopeSelector": {1: ("matchExpressions", "[]ScopedResourceSelectorRequirement")},
+    "ScopedResourceSelectorRequirement": {
+        1: ("scopeName", "string"),
+        2: ("operator", "string"),
+        3: ("values", "[]string"),
+    },
     "Job": {1: ("metadata", "ObjectMeta"), 2: ("spec", "JobSpec")},
     "JobSpec": {
         1: ("parallelism", "int"),
