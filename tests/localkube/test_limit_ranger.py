@@ -234,3 +234,38 @@ async def test_invalid_pod_is_invalid_before_it_is_limited(raw: Raw) -> None:
     ns = await namespace(raw, [{"type": "Container", "min": {"cpu": "1"}}])
     status, body = await create_pod(raw, ns, "bad", {"name": "c", "resources": {"requests": {"cpu": "10m"}}})
     assert status == 422, body  # no image: validation answers before the validating plugins
+
+
+async def test_limit_range_validation(raw: Raw) -> None:
+    ns = await namespace(raw, [])
+    path = f"/api/v1/namespaces/{ns}/limitranges"
+    inverted = {"type": "Container", "min": {"cpu": "200m"}, "max": {"cpu": "100m"}}
+    status, body, _ = await raw.request("POST", path, {"metadata": {"name": "bad"}, "spec": {"limits": [inverted]}})
+    assert status == 422, body
+    # the defaults (from max) are in place before validation, so they are reported too
+    assert body["message"] == (
+        'LimitRange "bad" is invalid: ['
+        'spec.limits[0].min[cpu]: Invalid value: "200m": min value 200m is greater than max value 100m, '
+        'spec.limits[0].defaultRequest[cpu]: Invalid value: "100m": min value 200m is greater than default request '
+        "value 100m, "
+        'spec.limits[0].default[cpu]: Invalid value: "200m": min value 200m is greater than default value 100m]'
+    )
+    pod_defaults = {"type": "Pod", "default": {"cpu": "1"}}
+    claim_without_storage = {"type": "PersistentVolumeClaim", "max": {"cpu": "1"}}
+    ratio = {"type": "Container", "maxLimitRequestRatio": {"memory": "500m"}}
+    status, body, _ = await raw.request(
+        "POST",
+        path,
+        {"metadata": {"name": "worse"}, "spec": {"limits": [pod_defaults, claim_without_storage, ratio, ratio]}},
+    )
+    assert status == 422, body
+    assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        ("spec.limits[0].default", "Forbidden: may not be specified when `type` is 'Pod'"),
+        (
+            "spec.limits[1].limits",
+            "Required value: either minimum or maximum storage value is required, but neither was provided",
+        ),
+        ("spec.limits[2].maxLimitRequestRatio[memory]", 'Invalid value: "500m": ratio 500m is less than 1'),
+        ("spec.limits[3].type", 'Duplicate value: "Container"'),
+        ("spec.limits[3].maxLimitRequestRatio[memory]", 'Invalid value: "500m": ratio 500m is less than 1'),
+    ]

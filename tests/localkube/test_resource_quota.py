@@ -154,12 +154,17 @@ async def test_terminal_pods_count_only_as_objects(raw: Raw) -> None:
     )
 
 
-async def test_dry_run_charges_nothing(raw: Raw) -> None:
+async def test_dry_run_is_checked_but_charges_nothing(raw: Raw) -> None:
     ns = await namespace(raw, {"pods": "1"})
     status, body, _ = await raw.request("POST", f"/api/v1/namespaces/{ns}/pods?dryRun=All", pod("trial"))
     assert status == 201, body
     status, body = await post(raw, ns, "pods", pod("real"))
     assert status == 201, body
+    status, body, _ = await raw.request("POST", f"/api/v1/namespaces/{ns}/pods?dryRun=All", pod("again"))
+    assert status == 403, body
+    assert body["message"] == (
+        'pods "again" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1'
+    )
 
 
 async def test_services_load_balancers_and_node_ports(raw: Raw) -> None:
