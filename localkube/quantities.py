@@ -72,7 +72,7 @@ def parse(text: Any) -> Quantity | None:
         return None
     number = Fraction(match.group(1))
     suffix = match.group(2)
-    if suffix[:1] in ("e", "E"):
+    if len(suffix) > 1 and suffix[0] in "eE":
         value, fmt = number * Fraction(10) ** int(suffix[1:]), DECIMAL_EXPONENT
     elif suffix in _BINARY:
         value, fmt = number * 1024 ** _BINARY[suffix], BINARY_SI
