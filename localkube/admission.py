@@ -45,6 +45,7 @@ from typing import Any, Protocol
 from localkube import admission_limits, admission_quota, admission_runtimeclass
 from localkube.errors import APIError, forbidden
 from localkube.meta import generate_name
+from localkube.store import Event
 
 Obj = dict[str, Any]
 
@@ -71,6 +72,12 @@ class Objects(Protocol):
     def get(self, storage: str, namespace: str, name: str) -> Obj | None: ...
 
     def items(self, storage: str, namespace: str | None = None) -> list[Obj]: ...
+
+    # the changes since a resourceVersion, for the quota plugin's running totals
+    @property
+    def rv(self) -> int: ...
+
+    def history_since(self, storage: str, rv: int) -> list[Event] | None: ...
 
 
 def admit(store: Objects, kind: str, obj: Obj, old: Obj | None) -> None:

@@ -9,11 +9,16 @@ exact whatever happened before (deletes, terminal pods, a namespace going
 away), so admission never trusts a stale ``status.used``, and two writes can
 never both take the last unit. ``status`` is derived state, refreshed by
 :func:`refresh_status`: on the quota's own create and update (so ``status.hard``
-is ``spec.hard`` the moment it is stored) and by localkube's controllers after
-every change in a namespace that has quotas (see
-:mod:`localkube.controllers`), which writes ``status.used`` when it differs.
-The cost is a scan of the namespace's objects of one resource per admitted
-write, only in namespaces that hold a quota.
+is ``spec.hard`` the moment it is stored) and by localkube's controllers once
+their queue is drained after changes in a namespace that has quotas (see
+:mod:`localkube.controllers`), which write ``status.used`` when it differs.
+Counting is incremental: per store, resource, namespace and scope set, a
+running total as of a resourceVersion is kept (:class:`Tally`) and brought up
+to date from the store's event history (each event carries the object before
+and after), so an admission costs the changes since the last one, not a scan;
+a total older than the retained history is recounted from the objects. Pods
+being deleted are kept aside and evaluated at each count, since whether they
+are past their grace period depends on the clock, not on a write.
 
 As in kube: quotas are checked by name order and the first one exceeded
 refuses (403, ``exceeded quota: q, requested: ..., used: ..., limited: ...``);
@@ -36,8 +41,10 @@ reported as used ``0`` and refuse nothing.
 from __future__ import annotations
 
 import datetime
+import json
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -286,6 +293,62 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
+@dataclass
+class Tally:
+    """Usage of one resource's objects in one namespace under one scope set, as of ``rv``."""
+
+    rv: int
+    totals: ResourceList = field(default_factory=dict)
+    # pods with a deletion grace period: charged or not depending on the clock
+    timed: dict[str, Obj] = field(default_factory=dict)
+
+
+# per store (weakly, so a stopped server's totals go with it): (storage, namespace, scopes) -> tally
+_TALLIES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, str], Tally]] = weakref.WeakKeyDictionary()
+
+
+def _timed(evaluator: Evaluator, obj: Obj) -> bool:
+    meta = obj["metadata"]
+    return evaluator.pods and bool(meta.get("deletionTimestamp")) and meta.get("deletionGracePeriodSeconds") is not None
+
+
+def _count(tally: Tally, evaluator: Evaluator, selectors: list[Obj], obj: Obj, sign: int) -> None:
+    if not all(evaluator.scope_matches(s, obj) for s in selectors):
+        return
+    if _timed(evaluator, obj):
+        if sign > 0:
+            tally.timed[obj["metadata"]["name"]] = obj
+        else:
+            tally.timed.pop(obj["metadata"]["name"], None)
+        return
+    for name, amount in evaluator.usage(obj, _now()).items():
+        signed = amount if sign > 0 else Quantity(-amount.value, amount.format)
+        tally.totals[name] = tally.totals[name] + signed if name in tally.totals else signed
+
+
+def tally(store: Objects, evaluator: Evaluator, namespace: str, selectors: list[Obj]) -> Tally:
+    """The running total of ``evaluator``'s objects in ``namespace`` matching ``selectors``, brought up to date."""
+    storage = storage_of(evaluator.group, evaluator.resource)
+    key = (storage, namespace, json.dumps(selectors, sort_keys=True))
+    tallies = _TALLIES.setdefault(store, {})
+    current = tallies.get(key)
+    events = None if current is None else store.history_since(storage, current.rv)
+    if current is None or events is None:
+        current = tallies[key] = Tally(store.rv)
+        for obj in store.items(storage, namespace):
+            _count(current, evaluator, selectors, obj, +1)
+        return current
+    for event in events:
+        if event.obj["metadata"].get("namespace") != namespace:
+            continue
+        if event.old is not None:
+            _count(current, evaluator, selectors, event.old, -1)
+        if event.type != "DELETED":
+            _count(current, evaluator, selectors, event.obj, +1)
+    current.rv = store.rv
+    return current
+
+
 def used(store: Objects, quota: Obj, evaluator: Evaluator, now: datetime.datetime | None = None) -> ResourceList:
     """What the stored objects of one resource use of a quota's names (zero where none is charged)."""
     hard = hard_of(quota)
@@ -293,13 +356,12 @@ def used(store: Objects, quota: Obj, evaluator: Evaluator, now: datetime.datetim
     total: ResourceList = {name: Quantity(Fraction(0), hard[name].format) for name in names}
     if not names:
         return total
-    selectors = scope_selectors(quota)
+    counted = tally(store, evaluator, quota["metadata"].get("namespace", ""), scope_selectors(quota))
+    quantities.add(total, {n: counted.totals[n] for n in names if n in counted.totals})
     moment = now or _now()
-    namespace = quota["metadata"].get("namespace", "")
-    for obj in store.items(storage_of(evaluator.group, evaluator.resource), namespace):
-        if all(evaluator.scope_matches(s, obj) for s in selectors):
-            usage = evaluator.usage(obj, moment)
-            quantities.add(total, {n: usage[n] for n in names if n in usage})
+    for obj in counted.timed.values():
+        usage = evaluator.usage(obj, moment)
+        quantities.add(total, {n: usage[n] for n in names if n in usage})
     return total
 
 
@@ -418,8 +480,8 @@ def _missing(evaluator: Evaluator, quota: Obj, obj: Obj) -> str:
         return ""
     spec = obj.get("spec") or {}
     missing: dict[str, set[str]] = {}
-    for field in ("containers", "initContainers"):
-        for container in spec.get(field) or []:
+    for list_field in ("containers", "initContainers"):
+        for container in spec.get(list_field) or []:
             if not isinstance(container, dict):
                 continue
             resources = container.get("resources") or {}

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from tests.servers import Kubectl, Raw
+from tests.servers import Kubectl, Raw, ServerThread
 
 Obj = dict[str, Any]
 _names = itertools.count()
@@ -368,3 +369,71 @@ def test_kubectl_create_and_describe_quota(admin: Kubectl, raw: Raw) -> None:
     refused = admin("run", "over", "--image=nginx:1.25", "-n", ns, "--overrides", OVER_QUOTA, check=False)
     assert refused.returncode != 0
     assert 'pods "over" is forbidden: exceeded quota: compute, requested: requests.cpu=2, ' in refused.stderr
+
+
+GADGET_CRD = {
+    "metadata": {"name": "gadgets.quota.example.com"},
+    "spec": {
+        "group": "quota.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
+
+
+async def test_custom_resources_are_counted(raw: Raw) -> None:
+    status, body, _ = await raw.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", GADGET_CRD)
+    assert status == 201, body
+    ns = await namespace(raw, {"count/gadgets.quota.example.com": "1"})
+    gadgets = f"/apis/quota.example.com/v1/namespaces/{ns}/gadgets"
+    deadline = asyncio.get_running_loop().time() + 10
+    while (await raw.request("GET", gadgets))[0] != 200:  # the CRD is served once established
+        assert asyncio.get_running_loop().time() < deadline, "gadgets never became served"
+        await asyncio.sleep(0.05)
+    status, body, _ = await raw.request("POST", gadgets, {"metadata": {"name": "g1"}})
+    assert status == 201, body
+    status, body, _ = await raw.request("POST", gadgets, {"metadata": {"name": "g2"}})
+    assert status == 403, body
+    assert body["message"] == (
+        'gadgets.quota.example.com "g2" is forbidden: exceeded quota: q, requested: count/gadgets.quota.example.com=1, '
+        "used: count/gadgets.quota.example.com=1, limited: count/gadgets.quota.example.com=1"
+    )
+    status, body, _ = await raw.request("DELETE", f"{gadgets}/g1")
+    assert status == 200, body
+    await used(raw, ns, {"count/gadgets.quota.example.com": "0"})
+    status, body, _ = await raw.request("POST", gadgets, {"metadata": {"name": "g2"}})
+    assert status == 201, body
+
+
+async def test_counts_stay_exact_past_the_event_history(small_history: ServerThread, workdir: Path) -> None:
+    """Usage is kept as a running total over the store's event history; with only 5 events
+    retained per resource the total falls out of it and is recounted from the objects."""
+    raw = Raw(small_history, small_history.kubeconfig(workdir / "small"))
+    ns = await namespace(raw, {"pods": "3"})
+    other = await namespace(raw)
+    status, body = await post(raw, ns, "pods", pod("p1"))
+    assert status == 201, body
+    for index in range(8):  # more pod events elsewhere than the history keeps
+        status, body = await post(raw, other, "pods", pod(f"elsewhere-{index}"))
+        assert status == 201, body
+    for name in ("p2", "p3"):
+        status, body = await post(raw, ns, "pods", pod(name))
+        assert status == 201, body
+    status, body = await post(raw, ns, "pods", pod("p4"))
+    assert status == 403, body
+    assert body["message"].endswith("requested: pods=1, used: pods=3, limited: pods=3")
+    # within the history: the delete is subtracted from the running total
+    status, body, _ = await raw.request("DELETE", f"/api/v1/namespaces/{ns}/pods/p1")
+    assert status == 200, body
+    status, body = await post(raw, ns, "pods", pod("p4"))
+    assert status == 201, body
+    status, body = await post(raw, ns, "pods", pod("p5"))
+    assert status == 403, body
