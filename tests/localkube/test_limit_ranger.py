@@ -9,10 +9,12 @@ TestPersistentVolumeClaimLimitFunc) and pkg/apis/core/v1/defaults_test.go
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 from typing import Any
 
-from tests.servers import Raw
+from tests.servers import Kubectl, Raw
 
 Obj = dict[str, Any]
 _names = itertools.count()
@@ -269,3 +271,27 @@ async def test_limit_range_validation(raw: Raw) -> None:
         ("spec.limits[3].type", 'Duplicate value: "Container"'),
         ("spec.limits[3].maxLimitRequestRatio[memory]", 'Invalid value: "500m": ratio 500m is less than 1'),
     ]
+
+
+def test_kubectl_sees_limit_range_defaults(admin: Kubectl, raw: Raw) -> None:
+    ns = asyncio.run(namespace(raw, []))
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "defaults"},
+        "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}, "defaultRequest": {"cpu": "50m"}}]},
+    }
+    admin("create", "-n", ns, "-f", "-", stdin=json.dumps(manifest))
+    described = [line.split() for line in admin("describe", "limitrange", "defaults", "-n", ns).stdout.splitlines()]
+    # Type, Resource, Min, Max, Default Request, Default Limit, Max Limit/Request Ratio
+    assert ["Container", "memory", "-", "1Gi", "1Gi", "1Gi", "-"] in described
+    assert ["Container", "cpu", "-", "-", "50m", "-", "-"] in described
+    admin("run", "web", "--image=nginx:1.25", "-n", ns)
+    resources = json.loads(
+        admin("get", "pod", "web", "-n", ns, "-o", "jsonpath={.spec.containers[0].resources}").stdout
+    )
+    assert resources == {"requests": {"cpu": "50m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}
+    annotation = admin("get", "pod", "web", "-n", ns, "-o", "jsonpath={.metadata.annotations}").stdout
+    assert json.loads(annotation)["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container web; memory limit for container web"
+    )
