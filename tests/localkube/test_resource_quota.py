@@ -437,3 +437,15 @@ async def test_counts_stay_exact_past_the_event_history(small_history: ServerThr
     assert status == 201, body
     status, body = await post(raw, ns, "pods", pod("p5"))
     assert status == 403, body
+
+
+def test_kubectl_create_quota_with_scopes(admin: Kubectl, raw: Raw) -> None:
+    ns = asyncio.run(namespace(raw))
+    admin("create", "quota", "best-effort", "--hard=pods=1", "--scopes=BestEffort,NotTerminating", "-n", ns)
+    quota = json.loads(admin("get", "quota", "best-effort", "-n", ns, "-o", "json").stdout)
+    assert quota["spec"] == {"hard": {"pods": "1"}, "scopes": ["BestEffort", "NotTerminating"]}
+    assert quota["status"] == {"hard": {"pods": "1"}, "used": {"pods": "0"}}
+    admin("run", "first", "--image=nginx:1.25", "-n", ns)
+    refused = admin("run", "second", "--image=nginx:1.25", "-n", ns, check=False)
+    assert refused.returncode != 0
+    assert 'pods "second" is forbidden: exceeded quota: best-effort, requested: pods=1, used: pods=1' in refused.stderr
