@@ -1,32 +1,40 @@
-"""The mutating admission plugins kube-apiserver enables by default, for the kinds localkube serves.
+"""The admission plugins kube-apiserver enables by default, for the kinds localkube serves.
 
-They run on create (and DefaultTolerationSeconds also on update), before
-validation, as in kube-apiserver's handler chain (on create just before the
-kind's strategy, whose defaults touch no field a plugin reads or sets);
-objects written by localkube's own controllers and simulation pass through
-them too, as kube-controller-manager's writes do. Each plugin reads what it
-needs from the store (service accounts, priority and storage/ingress classes)
+:func:`admit` is the mutating phase: on create (and DefaultTolerationSeconds
+also on update), before validation, as in kube-apiserver's handler chain (on
+create just before the kind's strategy, whose defaults touch no field a plugin
+reads or sets). :func:`validate` is the validating phase, after the object's
+validation and just before it is stored. Objects written by localkube's own
+controllers and simulation pass through both, as kube-controller-manager's
+writes do. Each plugin reads what it needs from the store (service accounts,
+priority, runtime and storage/ingress classes, limit ranges, quotas)
 synchronously, on the event loop, within the write it admits.
 
-Served here (plugin/pkg/admission/* of kubernetes/kubernetes):
+Served here (plugin/pkg/admission/* of kubernetes/kubernetes), in
+kube-apiserver's order:
 
+- LimitRanger (:mod:`localkube.admission_limits`): default requests and limits
+  from the namespace's LimitRanges, then their min/max/ratio checks on Pods
+  and PVCs; also the LimitRange object's own defaults.
 - ServiceAccount: ``serviceAccountName: default``, a refused Pod (403) whose
   service account does not exist, the ``kube-api-access-<5>`` projected token
   volume mounted read-only in every container, image pull secrets from the
   account.
-- DefaultTolerationSeconds: ``not-ready`` and ``unreachable`` NoExecute
-  tolerations for 300 s unless the Pod already tolerates them.
 - Priority: ``priority`` and ``preemptionPolicy`` from the Pod's PriorityClass
   (the built-in ``system-*`` classes, any stored one, a ``globalDefault`` one,
   else 0).
+- DefaultTolerationSeconds: ``not-ready`` and ``unreachable`` NoExecute
+  tolerations for 300 s unless the Pod already tolerates them.
 - DefaultStorageClass, DefaultIngressClass: a PVC / Ingress without a class gets
   the default one, once such classes are stored.
+- RuntimeClass (:mod:`localkube.admission_runtimeclass`): the class must
+  exist; its overhead and scheduling constraints are set on the Pod.
+- ResourceQuota (:mod:`localkube.admission_quota`), last: refuses writes
+  beyond a quota; quotas' ``status`` is kept by localkube itself.
 
-NamespaceLifecycle is the namespace check of :mod:`localkube.api`. LimitRanger,
-ResourceQuota, RuntimeClass, TaintNodesByCondition and
-StorageObjectInUseProtection are not applied: the first three need kinds
-localkube does not serve, the last two add taints and finalizers only
-controllers localkube lacks would ever remove.
+NamespaceLifecycle is the namespace check of :mod:`localkube.api`.
+TaintNodesByCondition and StorageObjectInUseProtection are not applied: they
+add taints and finalizers only controllers localkube lacks would ever remove.
 """
 
 from __future__ import annotations
@@ -34,8 +42,10 @@ from __future__ import annotations
 import copy
 from typing import Any, Protocol
 
+from localkube import admission_limits, admission_quota, admission_runtimeclass
 from localkube.errors import APIError, forbidden
 from localkube.meta import generate_name
+from localkube.store import Event
 
 Obj = dict[str, Any]
 
@@ -63,14 +73,27 @@ class Objects(Protocol):
 
     def items(self, storage: str, namespace: str | None = None) -> list[Obj]: ...
 
+    # the changes since a resourceVersion, for the quota plugin's running totals
+    @property
+    def rv(self) -> int: ...
+
+    def history_since(self, storage: str, rv: int) -> list[Event] | None: ...
+
 
 def admit(store: Objects, kind: str, obj: Obj, old: Obj | None) -> None:
     """Run the default mutating plugins on a create (``old`` None) or update; raises 403 on refusal."""
     if kind == "Pod":
         if old is None:
+            admission_limits.default_pod(store, obj)
             _service_account(store, obj)
             _priority(store, obj)
         _default_tolerations(obj)
+        if old is None:
+            admission_runtimeclass.admit(store, obj)
+    elif kind == "LimitRange":
+        admission_limits.default_limit_range(obj)
+    elif kind == "ResourceQuota":
+        admission_quota.refresh_status(store, obj)
     elif kind == "PersistentVolumeClaim" and old is None:
         spec = obj.setdefault("spec", {})
         if spec.get("storageClassName") is None:
@@ -84,6 +107,17 @@ def admit(store: Objects, kind: str, obj: Obj, old: Obj | None) -> None:
             default = _default_class(store, INGRESS_CLASSES, DEFAULT_INGRESS_CLASS)
             if default:
                 spec["ingressClassName"] = default
+
+
+def validate(store: Objects, group: str, resource: str, obj: Obj, old: Obj | None) -> None:
+    """Run the default validating plugins on a create (``old`` None) or update, of any resource
+    (custom ones included: ResourceQuota counts them); raises 403 on refusal."""
+    if group == "" and resource in ("pods", "persistentvolumeclaims"):
+        kind = "Pod" if resource == "pods" else "PersistentVolumeClaim"
+        admission_limits.validate(store, kind, obj, old)
+        if resource == "pods" and old is None:
+            admission_runtimeclass.validate(store, obj)
+    admission_quota.admit(store, group, resource, obj, old)
 
 
 def _refuse(obj: Obj, message: str) -> APIError:
@@ -232,4 +266,4 @@ def _default_class(store: Objects, storage: str, annotation: str) -> str | None:
     return name
 
 
-__all__ = ["TOKEN_MOUNT_PATH", "admit", "token_volume"]
+__all__ = ["TOKEN_MOUNT_PATH", "admit", "token_volume", "validate"]

@@ -323,6 +323,7 @@ class ResourceAPI:
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
             raise already_exists(rt.plural, rt.group, name)
+        admission.validate(self.store, rt.group, rt.plural, obj, None)
         if not managed:
             track_update(None, obj, self.field_write(rt, options, ""))
         if options.dry_run:
@@ -469,6 +470,8 @@ class ResourceAPI:
         self.escalation_check(rt, subresource, obj, old, context)
         self._validate(rt, obj, old, subresource)
         self.validating_admission(rt, subresource, obj, old, context)
+        if not subresource:
+            admission.validate(self.store, rt.group, rt.plural, obj, old)
         if not managed:
             track_update(old, obj, self.field_write(rt, options, subresource))
         return self._commit_update(rt, obj, old, options, warnings)

@@ -6,7 +6,9 @@ change concerns: garbage collection (background, foreground, orphan),
 namespace termination, CRD instance cleanup, the default ServiceAccount and
 ``kube-root-ca.crt`` of each namespace, the client-certificate signer for
 approved CSRs, the bootstrap signer (``cluster-info`` JWS signatures) and the
-bootstrap token cleaner (on a timer).
+bootstrap token cleaner (on a timer), and the status of ResourceQuotas
+(``status.used`` recounted from the store once the queue is drained after
+changes in a namespace that has quotas, see :mod:`localkube.admission_quota`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from localkube import admission_quota
 from localkube.api import ResourceAPI, WriteOptions
 from localkube.auth import bootstrap_token_expired
 from localkube.csr import sign_client_csr
@@ -79,6 +82,8 @@ class Controllers:
         self.queue = self.store.subscribe_all()
         # owner uid -> dependents
         self.dependents: dict[str, set[Ref]] = {}
+        # namespaces whose quotas need recounting once the queue is drained
+        self._quota_dirty: set[str] = set()
         self._woken = asyncio.Event()
 
     def wake(self) -> None:
@@ -129,6 +134,7 @@ class Controllers:
         self._build_index()
         for storage, obj in list(self.store.all_objects()):
             self._react(storage, Event(int(obj["metadata"].get("resourceVersion", 0)), "ADDED", obj))
+        self._recount_quotas()
         self._sign_cluster_info()
         cleaner = asyncio.create_task(self._token_cleaner())
         try:
@@ -139,6 +145,11 @@ class Controllers:
                     self._react(storage, event)
                 except Exception:  # a controller bug must not stop the others
                     log.exception("controller failed on %s %s", storage, event.obj["metadata"].get("name"))
+                if self._quota_dirty and self.queue.empty():
+                    try:
+                        self._recount_quotas()
+                    except Exception:
+                        log.exception("quota recount failed")
         finally:
             cleaner.cancel()
 
@@ -152,6 +163,8 @@ class Controllers:
     def _react(self, storage: str, event: Event) -> None:
         obj = event.obj
         meta = obj["metadata"]
+        if meta.get("namespace"):
+            self._quota_touched(storage, meta["namespace"])
         if event.type == "DELETED":
             self._owner_gone(meta.get("uid", ""))
             self._dependent_gone(obj)
@@ -184,6 +197,25 @@ class Controllers:
             self._sign_cluster_info()
         if storage == "/configmaps" and meta.get("namespace") == "kube-public" and meta["name"] == "cluster-info":
             self._sign_cluster_info()
+
+    # -- resource quota -----------------------------------------------------------
+    def _quota_touched(self, storage: str, namespace: str) -> None:
+        """Note a namespace whose quotas a change under ``storage`` may move; recounted once the
+        queue is drained, so a burst of writes costs one recount, not one per write."""
+        quotas = self.store.items(admission_quota.QUOTAS, namespace)
+        if storage == admission_quota.QUOTAS or any(admission_quota.counts(q, storage) for q in quotas):
+            self._quota_dirty.add(namespace)
+
+    def _recount_quotas(self) -> None:
+        """Write the status.used of every quota in the noted namespaces that changed."""
+        rt = self._rt(admission_quota.QUOTAS)
+        dirty, self._quota_dirty = self._quota_dirty, set()
+        for namespace in sorted(dirty):
+            for quota in self.store.items(admission_quota.QUOTAS, namespace):
+                status = admission_quota.status_of(self.store, quota)
+                if rt is not None and status is not None and quota.get("status") != status:
+                    with contextlib.suppress(APIError):
+                        self.api.write_internal(rt, {**copy.deepcopy(quota), "status": status}, quota, "status")
 
     # -- garbage collector ------------------------------------------------------
     def _owner_alive(self, owner: Obj, namespace: str) -> bool:

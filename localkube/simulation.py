@@ -54,7 +54,7 @@ from localkube.graceful import grace_left
 from localkube.kinds import Context
 from localkube.meta import now_time
 from localkube.pod_subresources import bind
-from localkube.quantity import quantity_or_zero
+from localkube.quantities import value_of
 from localkube.simulation_index import OwnerIndex, PodIndex, requests_of
 
 log = logging.getLogger("localkube.simulation")
@@ -222,9 +222,9 @@ class Simulation:
         self.nodes[name] = _Node(
             name=name,
             labels=dict(node["metadata"].get("labels") or {}),
-            cpu=quantity_or_zero(allocatable.get("cpu", 0)),
-            memory=quantity_or_zero(allocatable.get("memory", 0)),
-            pods=int(quantity_or_zero(allocatable.get("pods", 0))),
+            cpu=value_of(allocatable.get("cpu", 0)).value,
+            memory=value_of(allocatable.get("memory", 0)).value,
+            pods=int(value_of(allocatable.get("pods", 0)).value),
             ready=node_ready(node),
             schedulable=not (node.get("spec") or {}).get("unschedulable"),
         )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from localkube.quantity import quantity_or_zero
+from localkube.quantities import value_of
 from localkube.store import Store
 
 Obj = dict[str, Any]
@@ -35,12 +35,12 @@ def requests_of(pod: Obj) -> tuple[Fraction, Fraction]:
         for name in total:
             amount = ((container.get("resources") or {}).get("requests") or {}).get(name)
             if amount is not None:
-                total[name] += quantity_or_zero(amount)
+                total[name] += value_of(amount).value
     for container in spec.get("initContainers") or []:
         requested = (container.get("resources") or {}).get("requests") or {}
         for name, current in list(total.items()):
             if requested.get(name) is not None:
-                total[name] = max(current, quantity_or_zero(requested[name]))
+                total[name] = max(current, value_of(requested[name]).value)
     return total["cpu"], total["memory"]
 
 

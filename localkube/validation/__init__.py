@@ -19,6 +19,7 @@ from localkube.validation import (
     configs,
     coordination,
     events,
+    limits,
     networking,
     pod_update,
     pods,
@@ -56,6 +57,7 @@ CREATE: dict[str, Check] = {
     "RoleBinding": lambda obj: rbac.validate_binding(obj, cluster=False),
     "ClusterRoleBinding": lambda obj: rbac.validate_binding(obj, cluster=True),
     "CertificateSigningRequest": certificates.validate_csr,
+    "LimitRange": limits.validate_limitrange,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from localkube.errors import Cause, field_duplicate, field_forbidden, field_invalid, field_required, field_unsupported
-from localkube.quantity import parse_quantity
+from localkube.quantities import parse_value
 from localkube.selectors import label_key_problem, label_value_problem
 from localkube.validation.fields import (
     PROTOCOLS,
@@ -204,7 +204,7 @@ def _resources(resources: Obj, path: str) -> list[Cause]:
     limits = obj_at(resources.get("limits"))
     for field in ("limits", "requests"):
         for name, value in obj_at(resources.get(field)).items():
-            amount = parse_quantity(value)
+            amount = parse_value(value)
             if amount is not None and amount < 0:
                 causes.append(
                     field_invalid(f"{path}.{field}[{name}]", str(value), "must be greater than or equal to 0")
@@ -213,7 +213,7 @@ def _resources(resources: Obj, path: str) -> list[Cause]:
         limit = limits.get(name)
         if limit is None:
             continue
-        asked, allowed = parse_quantity(value), parse_quantity(limit)
+        asked, allowed = parse_value(value), parse_value(limit)
         if asked is not None and allowed is not None and asked > allowed:
             causes.append(
                 field_invalid(f"{path}.requests", str(value), f"must be less than or equal to {name} limit of {limit}")

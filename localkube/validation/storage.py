@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from localkube.errors import Cause, field_forbidden, field_invalid, field_required
-from localkube.quantity import parse_quantity
+from localkube.quantities import parse_value
 from localkube.validation.fields import list_at, obj_at, one_of
 from localkube.validation.pods import VOLUME_SOURCES
 
@@ -40,7 +40,7 @@ def _storage_amount(resources: Obj, path: str, field: str) -> list[Cause]:
     value = obj_at(resources.get(field)).get("storage")
     if value is None:
         return [field_required(f"{path}[storage]")]
-    amount = parse_quantity(value)
+    amount = parse_value(value)
     if amount is not None and amount <= 0:
         return [field_invalid(f"{path}[storage]", str(value), "must be greater than zero")]
     return []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from localkube.quantity import quantity_or_zero
+from localkube.quantities import value_of
 from localkube.simulation_index import OwnerIndex, PodIndex
 from localkube.store import Store
 
@@ -34,7 +34,7 @@ def test_node_usage_is_a_running_tally_of_bound_unfinished_pods() -> None:
     store.put("/pods", _pod("b", node="n1", cpu="1"), "ADDED")
     index.observe(("ns", "b"))
     used = index.used("n1")
-    assert (used.cpu, used.memory, used.pods) == (Fraction(5, 4), quantity_or_zero("128Mi"), 2)
+    assert (used.cpu, used.memory, used.pods) == (Fraction(5, 4), value_of("128Mi").value, 2)
     assert not index.unbound and index.waiting_of("rs-1") == 0
     # a finished Pod no longer counts, and says room was freed
     index.released = False
