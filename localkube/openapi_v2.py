@@ -19,6 +19,9 @@ from typing import Any
 import yaml
 
 from localkube import builtin_schemas
+from localkube.protowire import delimited as _bytes
+from localkube.protowire import key as _field
+from localkube.protowire import varint as _varint
 
 Obj = dict[str, Any]
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -46,27 +49,6 @@ def document_json() -> bytes:
 
 
 # ---- the same as gnostic protobuf ---------------------------------------------------------------------
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    value &= (1 << 64) - 1
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _field(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _bytes(number: int, payload: bytes) -> bytes:
-    return _field(number, 2) + _varint(len(payload)) + payload
 
 
 def _string(number: int, text: str) -> bytes:

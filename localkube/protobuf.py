@@ -35,6 +35,10 @@ from importlib import resources
 from typing import Any
 
 from localkube.errors import bad_request, unsupported_media_type
+from localkube.protowire import delimited as _delimited
+from localkube.protowire import key as _key
+from localkube.protowire import read_varint as _read_varint
+from localkube.protowire import varint as _varint
 from localkube.resources import ResourceType
 
 MAGIC = b"k8s\x00"
@@ -94,48 +98,6 @@ def supported(rt: ResourceType) -> bool:
 
 
 # -- wire primitives ---------------------------------------------------------------------
-_SMALL = [bytes((n,)) for n in range(128)]
-
-
-def _varint(value: int) -> bytes:
-    if 0 <= value < 128:
-        return _SMALL[value]
-    value &= _MASK64
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-@functools.cache
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _delimited(number: int, payload: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(payload)) + payload
-
-
 def fields(data: bytes) -> list[tuple[int, int, Any]]:
     """``(field number, wire type, value)`` of every field of a message."""
     out = []

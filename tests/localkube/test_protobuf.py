@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from localkube import protobuf
+from localkube import protobuf, protowire
 from localkube.resources import Registry
 from localkube.simulation import SimulationConfig
 from manifests import crd_files
@@ -382,19 +382,19 @@ def test_json_schema_unions_and_durations() -> None:
 def test_wire_forms_go_may_write() -> None:
     """Map entries without a value hold the zero value; repeated scalars may come packed;
     negative int32s come as ten-byte varints."""
-    entry = protobuf._delimited(1, b"cpu")
-    resources = protobuf.decode_message("k8s.io.api.core.v1.ResourceRequirements", protobuf._delimited(1, entry))
+    entry = protowire.delimited(1, b"cpu")
+    resources = protobuf.decode_message("k8s.io.api.core.v1.ResourceRequirements", protowire.delimited(1, entry))
     assert resources == {"limits": {"cpu": "0"}}
     config = protobuf.decode_message(
-        "k8s.io.api.core.v1.ConfigMap", protobuf._delimited(2, protobuf._delimited(1, b"k"))
+        "k8s.io.api.core.v1.ConfigMap", protowire.delimited(2, protowire.delimited(1, b"k"))
     )
     assert config == {"data": {"k": ""}}
     context = "k8s.io.api.core.v1.PodSecurityContext"  # supplementalGroups = 4, repeated int64
-    packed = protobuf._delimited(4, protobuf._varint(1000) + protobuf._varint(2000))
-    unpacked = protobuf._key(4, 0) + protobuf._varint(3000)
+    packed = protowire.delimited(4, protowire.varint(1000) + protowire.varint(2000))
+    unpacked = protowire.key(4, 0) + protowire.varint(3000)
     assert protobuf.decode_message(context, packed + unpacked) == {"supplementalGroups": [1000, 2000, 3000]}
-    minus_one = protobuf._key(2, 0) + protobuf._varint(-1)
-    assert len(protobuf._varint(-1)) == 10
+    minus_one = protowire.key(2, 0) + protowire.varint(-1)
+    assert len(protowire.varint(-1)) == 10
     assert protobuf.decode_message(protobuf.INT_OR_STRING, minus_one) == -1
 
 
