@@ -15,6 +15,7 @@ import base64
 import contextlib
 import copy
 import functools
+import gc
 import json
 import logging
 import ssl
@@ -199,7 +200,21 @@ class LocalKube:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+            self._abort_accepted_connections()
         self.store.close()
+
+    def _abort_accepted_connections(self) -> None:
+        """Close connections the server accepted but aiohttp never saw (still in their TLS
+        handshake as it stopped): asyncio before 3.13 gives a server no handle on them, and
+        left open they would be collected later with a ResourceWarning."""
+        loop = asyncio.get_running_loop()
+        for candidate in gc.get_objects():
+            if not isinstance(candidate, asyncio.Transport) or getattr(candidate, "_loop", None) is not loop:
+                continue
+            sockname = candidate.get_extra_info("sockname")
+            ours = isinstance(sockname, tuple) and len(sockname) >= 2 and sockname[1] == self.port
+            if ours and not candidate.is_closing():
+                candidate.abort()
 
     async def __aenter__(self) -> LocalKube:
         await self.start()
