@@ -28,31 +28,25 @@ def list_at(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def dns_label(path: str, value: str) -> list[Cause]:
+def _name_check(path: str, value: str, limit: int, pattern: re.Pattern[str], message: str) -> list[Cause]:
     causes = []
-    if len(value) > 63:
-        causes.append(field_invalid(path, value, "must be no more than 63 characters"))
-    if not DNS1123_LABEL.fullmatch(value):
-        causes.append(field_invalid(path, value, LABEL_MSG))
+    if len(value) > limit:
+        causes.append(field_invalid(path, value, f"must be no more than {limit} characters"))
+    if not pattern.fullmatch(value):
+        causes.append(field_invalid(path, value, message))
     return causes
+
+
+def dns_label(path: str, value: str) -> list[Cause]:
+    return _name_check(path, value, 63, DNS1123_LABEL, LABEL_MSG)
 
 
 def dns1035_label(path: str, value: str) -> list[Cause]:
-    causes = []
-    if len(value) > 63:
-        causes.append(field_invalid(path, value, "must be no more than 63 characters"))
-    if not DNS1035_LABEL.fullmatch(value):
-        causes.append(field_invalid(path, value, DNS1035_MSG))
-    return causes
+    return _name_check(path, value, 63, DNS1035_LABEL, DNS1035_MSG)
 
 
 def dns_subdomain(path: str, value: str) -> list[Cause]:
-    causes = []
-    if len(value) > 253:
-        causes.append(field_invalid(path, value, "must be no more than 253 characters"))
-    if not DNS1123_SUBDOMAIN.fullmatch(value):
-        causes.append(field_invalid(path, value, SUBDOMAIN_MSG))
-    return causes
+    return _name_check(path, value, 253, DNS1123_SUBDOMAIN, SUBDOMAIN_MSG)
 
 
 def required_label(path: str, value: Any) -> list[Cause]:
