@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import ssl
@@ -146,6 +147,19 @@ class Raw:
             except ValueError:
                 payload = text
             return response.status, payload, dict(response.headers)
+
+    async def watch(self, path: str, seconds: float) -> tuple[int, list[dict[str, Any]]]:
+        """The HTTP status and every event of a watch on ``path`` (its query included) read
+        for ``seconds``."""
+        events: list[dict[str, Any]] = []
+        async with aiohttp.ClientSession() as session, session.get(self.url + path, ssl=self.context) as response:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    async for line in response.content:
+                        events.append(json.loads(line))
+            status = response.status
+        await asyncio.sleep(0.05)  # the stream was cut: let its TLS shutdown finish
+        return status, events
 
 
 class Plugin:

@@ -10,8 +10,6 @@ import json
 import re
 from typing import Any
 
-import aiohttp
-
 from tests.servers import Raw, ServerThread
 
 NS = "paging"
@@ -204,27 +202,12 @@ async def test_a_list_just_ahead_is_answered_once_the_server_gets_there(raw: Raw
     assert "arrives" in [i["metadata"]["name"] for i in listed["items"]]
 
 
-async def _watch_lines(raw: Raw, query: str, seconds: float) -> tuple[int, list[dict[str, Any]]]:
-    events: list[dict[str, Any]] = []
-    url = f"{raw.url}{CM}?watch=true&{query}"
-    async with aiohttp.ClientSession() as session, session.get(url, ssl=raw.context) as response:
-        try:
-            async with asyncio.timeout(seconds):
-                async for line in response.content:
-                    events.append(json.loads(line))
-        except TimeoutError:
-            pass
-        status = response.status
-    await asyncio.sleep(0.05)
-    return status, events
-
-
 async def test_a_watch_list_ahead_of_the_server_ends_with_the_504_event(raw: Raw) -> None:
     await _namespace(raw, NS)
     _, current, _ = await raw.request("GET", CM)
     ahead = int(current["metadata"]["resourceVersion"]) + 1000
     query = f"resourceVersion={ahead}&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&allowWatchBookmarks=true"
-    status, events = await _watch_lines(raw, query, 6)
+    status, events = await raw.watch(f"{CM}?watch=true&{query}", 6)
     assert status == 200 and [e["type"] for e in events] == ["ERROR"]
     error = events[0]["object"]
     assert error["code"] == 504 and error["reason"] == "Timeout"
@@ -249,7 +232,7 @@ async def test_a_plain_watch_from_a_future_version_starts_there(raw: Raw) -> Non
             written.append((name, int(created["metadata"]["resourceVersion"])))
 
     writer = asyncio.create_task(writes())
-    status, events = await _watch_lines(raw, f"resourceVersion={ahead}&timeoutSeconds=2", 4)
+    status, events = await raw.watch(f"{CM}?watch=true&resourceVersion={ahead}&timeoutSeconds=2", 4)
     await writer
     assert status == 200, "no error: kube-apiserver answers 504 only to a watch list"
     assert all(e["type"] == "ADDED" for e in events), events

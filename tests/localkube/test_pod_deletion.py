@@ -11,7 +11,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import aiohttp
 import pytest
 
 from localkube.meta import parse_time
@@ -74,13 +73,8 @@ def test_force_delete_removes_at_once(kubectl: Kubectl) -> None:
 
 
 async def _watch_types(raw: Raw, resource_version: str) -> list[tuple[str, str]]:
-    url = f"{raw.url}{PODS}?watch=true&resourceVersion={resource_version}&timeoutSeconds=1"
-    seen = []
-    async with aiohttp.ClientSession() as session, session.get(url, ssl=raw.context) as response:
-        async for line in response.content:
-            event = json.loads(line)
-            seen.append((event["type"], event["object"]["metadata"]["name"]))
-    return seen
+    _, events = await raw.watch(f"{PODS}?watch=true&resourceVersion={resource_version}&timeoutSeconds=1", 10)
+    return [(event["type"], event["object"]["metadata"]["name"]) for event in events]
 
 
 async def test_delete_options_and_their_rules(sim_raw: Raw) -> None:

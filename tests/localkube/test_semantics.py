@@ -5,11 +5,9 @@ kubectl and client suites."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from tests.factories import crd
@@ -52,17 +50,10 @@ def widgets(raw: Raw) -> None:
 
 async def _events_after(raw: Raw, path: str, resource_version: str, seconds: float) -> list[dict[str, Any]]:
     """Every watch event after ``resource_version`` within ``seconds``."""
-    events: list[dict[str, Any]] = []
     separator = "&" if "?" in path else "?"
-    url = f"{raw.url}{path}{separator}watch=true&resourceVersion={resource_version}&timeoutSeconds=1"
-    async with aiohttp.ClientSession() as session, session.get(url, ssl=raw.context) as response:
-        try:
-            async with asyncio.timeout(seconds):
-                async for line in response.content:
-                    events.append(json.loads(line))
-        except TimeoutError:
-            pass
-    await asyncio.sleep(0.05)  # the stream was cut: let its TLS shutdown finish
+    _, events = await raw.watch(
+        f"{path}{separator}watch=true&resourceVersion={resource_version}&timeoutSeconds=1", seconds
+    )
     return events
 
 
