@@ -35,7 +35,8 @@ class InformerFactory:
     ) -> Informer:
         """The cache of ``resource`` (in ``namespace``, matching ``label_selector``), shared.
 
-        Asked for twice with different resync periods, the cache resyncs at the shorter one.
+        Asked for twice before :meth:`start` with different resync periods, the cache
+        resyncs at the shorter one (a running cache keeps the period it started with).
         """
         key = (resource.group, resource.version, resource.plural, namespace, label_selector)
         found = self._informers.get(key)
@@ -50,7 +51,7 @@ class InformerFactory:
             self._informers[key] = found
             if self._started:
                 found.start()
-        elif resync_period and (not found.resync_period or resync_period < found.resync_period):
+        elif not self._started and resync_period and (not found.resync_period or resync_period < found.resync_period):
             found.resync_period = resync_period
         return found
 
