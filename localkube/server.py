@@ -50,6 +50,7 @@ from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
+from localkube.metrics import RequestMetrics
 from localkube.pki import CertificateAuthority
 from localkube.private_files import narrow, private_directory, write_private
 from localkube.query import parse_resource_version
@@ -131,6 +132,7 @@ class LocalKube:
         self.store = Store(journal, history=self.config.history)
         self.registry = Registry()
         self.authorizer = Authorizer(self.store)
+        self.metrics = RequestMetrics()
         self.allocator = ServiceIPAllocator()
         self.api = ResourceAPI(self.store, self.registry, Context)
         self.api.on_crd_change = self._crd_changed
@@ -283,6 +285,7 @@ class LocalKube:
     # -- request handling -------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         started = time.monotonic()
+        request["info"] = None
         try:
             response = await self._dispatch(request)
         except APIError as error:
@@ -293,6 +296,10 @@ class LocalKube:
             request_id = new_request_id()
             response = self._status_response(internal_error(exc, request_id, request.method, request.path, log))
             response.headers["Audit-Id"] = request_id
+        info = request.get("info")
+        if info is not None:
+            applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
+            self.metrics.observe(info, response.status, applying)
         log.debug(
             "%s %s %s %.1fms",
             request.method,
@@ -392,6 +399,7 @@ class LocalKube:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         info = proxy.connect_info(parse_request(path, request.method, request.query))
+        request["info"] = info
         identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
         if not info.is_resource:
             self._authorize(identity, info)
@@ -601,6 +609,8 @@ class LocalKube:
             return web.Response(text="ok", content_type="text/plain")
         if path == "/version":
             return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
+        if path == "/metrics":
+            return web.Response(text=self.metrics.render(), content_type="text/plain")
         if path in ("/api", "/apis"):
             mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":
