@@ -293,6 +293,23 @@ class KubeClient:
     async def raw_get(self, path: str) -> Obj:
         return await self.execute(Request("GET", path))
 
+    async def raw_text(self, path: str) -> str:
+        """GET a non-JSON path (``/metrics``): the body as text, or :class:`KubeError`."""
+        session = await self._ensure()
+        request = Request("GET", path, accept="text/plain")
+        try:
+            async with session.get(
+                self.config.server + path,
+                headers=self._headers(request),
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            ) as response:
+                text = await response.text()
+                if response.status >= 400:
+                    self._decode(response.status, text)
+                return text
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeError(0, "ConnectionError", f"GET {path}: {exc!s}") from exc
+
     async def execute_with_accept(self, path: str, accept: str) -> Obj:
         """GET ``path`` asking for a specific representation first (JSON as the fallback),
         e.g. aggregated discovery."""

@@ -1,0 +1,279 @@
+"""Propagation through a sandbox: Deployments plus one PropagationPolicy, end to end.
+
+(a) ``--deployments`` Deployments created at once: seconds until every member
+    object exists, and until every template's aggregated status shows all its
+    replicas ready;
+(b) ``--rate`` Deployments a second for ``--seconds``: latency from each
+    template's create response to the member object's ADDED event on a watch
+    of the member (one process, one monotonic clock);
+(c) control-plane API writes per propagated Deployment during (a), by
+    resource, read from the API server's ``apiserver_request_total``, and the
+    write rate the pipeline reached;
+(d) control-plane CPU seconds and peak RSS over (a) and (b).
+
+The policy splits each Deployment (``--replicas``, default 2) over all members
+with equal static weights, so each lands in ``min(replicas, members)`` members.
+
+Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from karmada.kube import KubeClient, from_kubeconfig
+from karmada.kube.client import KubeError
+from karmada.kube.resources import DEPLOYMENTS, Resource
+from karmada.sandbox.processes import ProcessRecord
+from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
+from localkube.metrics import parse_request_totals
+
+POLICIES = Resource("policy.karmada.io", "v1alpha1", "propagationpolicies", "PropagationPolicy", True)
+NAMESPACE = "default"
+LABEL = "bench"
+WRITES = ("POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _deployment(name: str, replicas: int, group: str) -> dict[str, Any]:
+    labels = {"app": name, LABEL: group}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+
+
+def _policy(members: list[str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "bench", "namespace": NAMESPACE},
+        "spec": {
+            "resourceSelectors": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "labelSelector": {"matchExpressions": [{"key": LABEL, "operator": "Exists"}]},
+                }
+            ],
+            "placement": {
+                "clusterAffinity": {"clusterNames": members},
+                "replicaScheduling": {
+                    "replicaSchedulingType": "Divided",
+                    "replicaDivisionPreference": "Weighted",
+                    "weightPreference": {
+                        "staticWeightList": [{"targetCluster": {"clusterNames": [m]}, "weight": 1} for m in members]
+                    },
+                },
+            },
+        },
+    }
+
+
+def _program(record: ProcessRecord) -> int:
+    return record.program_pid() or record.pid
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+class MemberWatch:
+    """First ADDED time (monotonic) of each benchmark Deployment in one member."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.added: dict[str, float] = {}
+        self.changed = asyncio.Event()
+
+    async def run(self) -> None:
+        version = (await self.client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL))["metadata"]["resourceVersion"]
+        while True:
+            try:
+                async for kind, obj in self.client.watch(
+                    DEPLOYMENTS, NAMESPACE, resource_version=version, params={"labelSelector": LABEL}
+                ):
+                    now = time.monotonic()
+                    version = obj["metadata"].get("resourceVersion", version)
+                    if kind == "ADDED":
+                        self.added.setdefault(obj["metadata"]["name"], now)
+                        self.changed.set()
+            except KubeError as exc:
+                if exc.gone:
+                    listed = await self.client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL)
+                    version = listed["metadata"]["resourceVersion"]
+                    now = time.monotonic()
+                    for item in listed.get("items") or []:
+                        self.added.setdefault(item["metadata"]["name"], now)
+                await asyncio.sleep(0.1)
+
+
+async def _writes(client: KubeClient) -> Counter[str]:
+    text = await client.raw_text("/metrics")
+    counts: Counter[str] = Counter()
+    for (verb, _group, resource, subresource, code), count in parse_request_totals(text).items():
+        if verb in WRITES and code.startswith("2"):
+            counts[f"{resource}/{subresource}" if subresource else resource] += count
+    return counts
+
+
+async def _ready(client: KubeClient, names: set[str], replicas: int) -> set[str]:
+    listed = await client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL)
+    return {
+        item["metadata"]["name"]
+        for item in listed.get("items") or []
+        if item["metadata"]["name"] in names and (item.get("status") or {}).get("readyReplicas") == replicas
+    }
+
+
+async def _wait(check: Any, timeout: float, what: str) -> float:
+    began = time.monotonic()
+    while not await check():
+        if time.monotonic() - began > timeout:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(0.25)
+    return time.monotonic()
+
+
+async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]:
+    results: dict[str, float] = {}
+    controlplane = next(_program(p) for p in sandbox.processes if p.name == "karmada-controlplane")
+    per_deployment: int = min(int(options.replicas), len(sandbox.members))
+    async with KubeClient(from_kubeconfig(sandbox.karmada_config)) as client:
+        members = [KubeClient(from_kubeconfig(sandbox.members_config, m)) for m in sandbox.members]
+        watches = [MemberWatch(m) for m in members]
+        tasks = [asyncio.create_task(w.run()) for w in watches]
+        try:
+            await client.create(POLICIES, _policy(sandbox.members), NAMESPACE)
+            await asyncio.sleep(1.0)
+            cpu_before = cpu_seconds(controlplane)
+
+            # (a) a burst
+            writes_before = await _writes(client)
+            names = {f"burst-{i}" for i in range(options.deployments)}
+            gate = asyncio.Semaphore(32)
+
+            async def create(name: str, group: str) -> float:
+                async with gate:
+                    await client.create(DEPLOYMENTS, _deployment(name, options.replicas, group), NAMESPACE)
+                return time.monotonic()
+
+            began = time.monotonic()
+            await asyncio.gather(*(create(n, "burst") for n in sorted(names)))
+            created = time.monotonic()
+
+            async def all_exist() -> bool:
+                return sum(len(names & w.added.keys()) for w in watches) >= per_deployment * len(names)
+
+            exist = await _wait(all_exist, options.timeout, "every member object of the burst")
+
+            async def all_ready() -> bool:
+                return len(await _ready(client, names, options.replicas)) == len(names)
+
+            ready = await _wait(all_ready, options.timeout, "every template of the burst to report ready")
+            await asyncio.sleep(2.0)  # the last status writes of the burst
+            writes = await _writes(client) - writes_before
+            results["a_create_all_s"] = created - began
+            results["a_all_member_objects_s"] = exist - began
+            results["a_all_templates_ready_s"] = ready - began
+            total = sum(v for k, v in writes.items() if not k.startswith(("events", "leases")))
+            results["c_writes_per_deployment"] = total / len(names)
+            for key, value in sorted(writes.items()):
+                results[f"c_writes_per_deployment[{key}]"] = value / len(names)
+            results["c_write_rate_per_s"] = total / (ready - began)
+            cpu_burst = cpu_seconds(controlplane)
+            results["d_cpu_s_burst"] = cpu_burst - cpu_before
+
+            # (b) a steady rate
+            latencies: list[float] = []
+            sent: dict[str, float] = {}
+            interval = 1.0 / options.rate
+            start = time.monotonic()
+            index = 0
+            pending: list[asyncio.Task[float]] = []
+            while time.monotonic() - start < options.seconds:
+                name = f"steady-{index}"
+                pending.append(asyncio.create_task(create(name, "steady")))
+                sent[name] = 0.0
+                index += 1
+                await asyncio.sleep(max(0.0, start + index * interval - time.monotonic()))
+            for name, task in zip(list(sent), pending, strict=True):
+                sent[name] = await task
+
+            async def steady_exist() -> bool:
+                return sum(len(sent.keys() & w.added.keys()) for w in watches) >= per_deployment * len(sent)
+
+            await _wait(steady_exist, options.timeout, "every member object of the steady phase")
+            for watch in watches:
+                latencies.extend(watch.added[n] - sent[n] for n in sent if n in watch.added)
+            results["b_deployments"] = len(sent)
+            results["b_latency_p50_ms"] = statistics.median(latencies) * 1000
+            results["b_latency_p99_ms"] = percentile(latencies, 0.99) * 1000
+            results["b_latency_max_ms"] = max(latencies) * 1000
+            results["d_cpu_s_steady"] = cpu_seconds(controlplane) - cpu_burst
+            results["d_peak_rss_mib"] = peak_rss_mib(controlplane)
+        finally:
+            for watcher in tasks:
+                watcher.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for member in members:
+                await member.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--members", type=int, default=10)
+    parser.add_argument("--deployments", type=int, default=1000, help="Deployments created at once (a)")
+    parser.add_argument("--replicas", type=int, default=2, help="replicas of each Deployment")
+    parser.add_argument("--rate", type=float, default=10.0, help="Deployments per second (b)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="duration of (b)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        options = SandboxOptions(directory=Path(tmp), members=[f"member{i}" for i in range(1, args.members + 1)])
+        sandbox = asyncio.run(up(options, lambda _: None))
+        try:
+            results = asyncio.run(run(sandbox, args))
+        finally:
+            down(sandbox, lambda _: None)
+    print(f"propagation through a sandbox of {args.members} members, {args.replicas} replicas per Deployment")
+    for key, value in results.items():
+        print(f"  {key:48s} {value:10.2f}")
+
+
+if __name__ == "__main__":
+    main()
