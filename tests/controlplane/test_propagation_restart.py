@@ -5,7 +5,7 @@ none duplicated, every member object present once."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,19 @@ def fleet(localkube: ServerThread, workdir: Path, member1: ServerThread, member2
             env.register(server, name)
             env.start_agent(server, name)
         for name in MEMBERS:
-            wait_for(lambda name=name: env.ready(name) == "True", timeout=30, what=f"{name} Ready")
+            wait_for(_ready(env, name), timeout=30, what=f"{name} Ready")
         env.admin("apply", "-f", "-", stdin=json.dumps(_policy()))
         yield env
     finally:
         env.stop()
+
+
+def _ready(env: PullMode, name: str) -> Callable[[], bool]:
+    return lambda: env.ready(name) == "True"
+
+
+def _count_at_least(kubectl: Kubectl, prefix: str, count: int, *args: str) -> Callable[[], bool]:
+    return lambda: len(_of(prefix, _names(kubectl, *args))) >= count
 
 
 def _policy() -> dict[str, Any]:
@@ -104,7 +112,7 @@ def _converged(env: PullMode, members: dict[str, Kubectl], prefix: str) -> None:
     for member in MEMBERS:
         space = f"karmada-es-{member}"
         wait_for(
-            lambda space=space: len(_of(prefix, _names(env.admin, "works", "-n", space))) >= COUNT,
+            _count_at_least(env.admin, prefix, COUNT, "works", "-n", space),
             timeout=180,
             interval=1,
             what=f"{COUNT} {prefix} Works in {space}",
@@ -114,11 +122,12 @@ def _converged(env: PullMode, members: dict[str, Kubectl], prefix: str) -> None:
         assert works == expected_works and len(everything) == COUNT, "a Work lost or duplicated"
         kubectl = members[member]
         wait_for(
-            lambda kubectl=kubectl: len(_of(prefix, _names(kubectl, "deployments", "-n", "default"))) == COUNT,
+            _count_at_least(kubectl, prefix, COUNT, "deployments", "-n", "default"),
             timeout=180,
             interval=1,
             what=f"{COUNT} {prefix} Deployments in {member}",
         )
+        assert len(_of(prefix, _names(kubectl, "deployments", "-n", "default"))) == COUNT
 
 
 def test_control_plane_killed_mid_propagation(fleet: PullMode, member1: ServerThread, member2: ServerThread) -> None:
