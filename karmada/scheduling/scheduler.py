@@ -143,7 +143,9 @@ def _schedule_once(
         if not decision.filtered:
             feasible.append(snap)
     if not feasible:
-        reasons = {n: [r for _, r in d.filtered] for n, d in decisions.items() if d.filtered}
+        # Karmada's filters stop at a cluster's first failure, so its message counts one
+        # reason per cluster; the decisions keep all of them
+        reasons = {n: [d.filtered[0][1]] for n, d in decisions.items() if d.filtered}
         raise ScheduleFailure(FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name)
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
