@@ -48,7 +48,7 @@ class BindingIndex(Generic[K]):
     def __contains__(self, key: object) -> bool:
         return key in self._entries
 
-    def set(self, key: K, affinity: ClusterAffinity | AnyCluster) -> None:
+    def put(self, key: K, affinity: ClusterAffinity | AnyCluster) -> None:
         """Index ``key`` under ``affinity`` (replacing what it had)."""
         self.remove(key)
         if isinstance(affinity, AnyCluster):

@@ -180,8 +180,9 @@ def placement_changed(placement: Obj | None, applied: str | None, observed_affin
             return True
     if not observed_affinity:
         return True
-    now, then = _term(current.get("clusterAffinities"), observed_affinity), _term(
-        previous.get("clusterAffinities"), observed_affinity
+    now, then = (
+        _term(current.get("clusterAffinities"), observed_affinity),
+        _term(previous.get("clusterAffinities"), observed_affinity),
     )
     return now is None or then is None or now != then
 
