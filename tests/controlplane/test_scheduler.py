@@ -31,6 +31,7 @@ from tests.servers import Kubectl, ServerThread
 
 RB = "resourcebindings.work.karmada.io"
 TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
+APIS = {"apps/v1": ["Deployment"], "v1": ["ConfigMap", "Namespace"]}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def env(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
         ("member2", {"env": "prod"}, None),
         ("member3", {"env": "infra"}, [TAINT]),
     ):
-        obj = cluster(name, labels=labels, taints=taints).to_dict()
+        obj = cluster(name, labels=labels, taints=taints, apis=APIS).to_dict()
         status = obj.pop("status")
         status["conditions"] = [
             {
@@ -326,3 +327,70 @@ async def test_a_status_conflict_is_retried_on_the_latest_binding(env: PullMode,
         assert stored["status"]["aggregatedStatus"] == [{"clusterName": "member1", "applied": True}]
         assert [c["type"] for c in stored["status"]["conditions"]] == ["Scheduled"]
         await asyncio.sleep(0)
+
+
+def test_a_cluster_resource_binding_for_a_namespace(env: PullMode) -> None:
+    body = binding("team-a", {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}, kind="Namespace")
+    body["kind"] = "ClusterResourceBinding"
+    del body["metadata"]["namespace"], body["spec"]["resource"]["namespace"]
+    body["metadata"]["name"] = "team-a-namespace"
+    env.admin("create", "-f", "-", stdin=json.dumps(body))
+
+    def done() -> dict[str, Any] | None:
+        obj = json.loads(
+            env.admin("get", "clusterresourcebindings.work.karmada.io", "team-a-namespace", "-o", "json").stdout
+        )
+        return (
+            obj if obj.get("status", {}).get("schedulerObservedGeneration") == obj["metadata"]["generation"] else None
+        )
+
+    obj = wait_for(done, what="the ClusterResourceBinding scheduled")
+    assert targets(obj) == {"member1": None, "member2": None}
+    assert condition(obj)["reason"] == "Success"
+    on_template = wait_for(lambda: events(env.admin, "Namespace", "team-a"), what="event on the Namespace")
+    assert on_template[0]["message"] == "Binding has been scheduled successfully. Result {member1:0, member2:0}"
+
+
+async def test_cluster_snapshots_are_kept_per_resource_version(env: PullMode) -> None:
+    async with KubeClient(from_kubeconfig(env.kubeconfig)) as client:
+        clusters = Informer(client, CLUSTERS)
+        scheduler = SchedulerController(
+            client,
+            Informer(client, RESOURCE_BINDINGS),
+            Informer(client, CLUSTER_RESOURCE_BINDINGS),
+            clusters,
+            EventRecorder(client, "default-scheduler"),
+        )
+        member1 = await client.get(CLUSTERS, "member1")
+        first = scheduler.snapshot(member1)
+        assert scheduler.snapshot(json.loads(json.dumps(member1))) is first  # same version: no rebuild
+        member1["metadata"]["resourceVersion"] = str(int(member1["metadata"]["resourceVersion"]) + 1)
+        assert scheduler.snapshot(member1) is not first
+
+
+def test_unschedulable_is_retried_until_capacity_appears(env: PullMode) -> None:
+    placement = {
+        "clusterAffinity": {"clusterNames": ["member1"]},
+        "replicaScheduling": {
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Weighted",
+            "weightPreference": {"dynamicWeight": "AvailableReplicas"},
+        },
+    }
+    body = binding("batch", placement, replicas=2, replicaRequirements={"resourceRequest": {"cpu": "1"}})
+    name = create(env.admin, body)
+
+    def unschedulable() -> dict[str, Any] | None:
+        obj = get(env.admin, name)
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        return obj if any(c["reason"] == "Unschedulable" for c in conditions) else None
+
+    obj = wait_for(unschedulable, what="batch Unschedulable")
+    assert condition(obj)["status"] == "False" and not obj["spec"].get("clusters")
+    assert "schedulerObservedGeneration" not in obj["status"]  # retried, so not observed yet
+    summary = {"resourceSummary": {"allocatable": {"cpu": "4", "pods": "110"}}}
+    env.admin(
+        "patch", "cluster", "member1", "--subresource=status", "--type=merge", "-p", json.dumps({"status": summary})
+    )
+    obj = wait_for(lambda: scheduled(env.admin, name), timeout=30, what="batch scheduled once member1 has room")
+    assert targets(obj) == {"member1": 2} and condition(obj)["reason"] == "Success"
