@@ -245,6 +245,7 @@ class SchedulerController:
         what = _describe(key)
         error: ScheduleError | None = None
         decisions: dict[str, ClusterDecision] = {}
+        term_failures: list[tuple[int, ScheduleError]] = []
         clusters: list[TargetCluster] | None  # None: keep the previous result
         try:
             result = schedule(
@@ -255,11 +256,13 @@ class SchedulerController:
             )
         except ScheduleFailure as failure:
             error, decisions, affinity = failure.error, failure.decisions, failure.affinity_name
+            term_failures = failure.term_failures
             clusters = [] if isinstance(error, FitError) else None
         except ScheduleError as exc:  # raised before any cluster was looked at
             error, affinity, clusters = exc, status.scheduler_observed_affinity_name, None
         else:
             decisions, affinity, clusters = result.decisions, result.affinity_name, result.clusters
+            term_failures = result.term_failures
 
         outcome = REASON_BINDING_SCHEDULED if error is None else error.reason
         before = generation(obj)
@@ -293,6 +296,11 @@ class SchedulerController:
         status_written = await self._write_status(key, patched, mutate)
         wrote = patched is not obj or status_written
         targets = clusters if clusters is not None else list(spec.clusters or [])
+        if wrote or not settled:
+            for index, term_error in term_failures:  # Karmada reports every clusterAffinities term that failed
+                text = f"failed to schedule {what} with clusterAffiliates index({index}): {term_error}"  # sic
+                log.warning("%s", text)
+                await self._record(obj, spec, None, text)
         if success:
             self._failures.pop(key, None)
             log.info("%s scheduled to clusters [%s]", what, targets_message(targets))

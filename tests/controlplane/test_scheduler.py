@@ -265,6 +265,14 @@ def test_reschedule_triggered_at_walks_cluster_affinities_from_the_first_term(en
     assert targets(obj) == {"member1": None}
     assert obj["status"]["schedulerObservingAffinityName"] == "backup"
     first = obj["status"]["lastScheduledTime"]
+    failed = wait_for(
+        lambda: [e for e in events(env.admin, "ResourceBinding", name) if e["reason"] == "ScheduleBindingFailed"],
+        what="the primary term's failure reported",
+    )
+    assert failed[0]["message"].startswith(
+        f"failed to schedule ResourceBinding(default/{name}) with clusterAffiliates index(0): "
+        "0/3 clusters are available"
+    )
 
     env.admin("label", "cluster", "member2", "env=dr", "--overwrite")
     try:
