@@ -49,6 +49,7 @@ from karmada.api.binding import (
 from karmada.api.cluster import Cluster
 from karmada.api.errors import APIValidationError
 from karmada.api.keys import APPLIED_PLACEMENT_ANNOTATION, DEFAULT_SCHEDULER_NAME
+from karmada.api.policy import Placement
 from karmada.clusters.conditions import set_condition
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
@@ -66,6 +67,7 @@ from karmada.scheduling.triggers import (
     binding_event_needs_schedule,
     cluster_event_needs_requeue,
     generation,
+    index_inputs,
     ours,
     parse_binding,
     placement_json,
@@ -167,11 +169,13 @@ class SchedulerController:
             self.index.remove(key)
             self._failures.pop(key, None)
             return []
-        try:
-            spec, status = parse_binding(obj)
-            self.index.put(key, affinity_for_cluster_events(spec, status, generation(obj)))
-        except APIValidationError:
-            self.index.put(key, ANY_CLUSTER)  # reconcile reports it
+        if old is None or key not in self.index or index_inputs(obj) != index_inputs(old):
+            try:
+                placement = Placement.from_dict((obj.get("spec") or {}).get("placement") or {}, path="spec.placement")
+                status = ResourceBindingStatus.from_dict(obj.get("status") or {}, path="status")
+                self.index.put(key, affinity_for_cluster_events(placement, status, generation(obj)))
+            except APIValidationError:
+                self.index.put(key, ANY_CLUSTER)  # reconcile reports it
         return [key] if binding_event_needs_schedule(kind, obj, old) else []
 
     def on_cluster(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:

@@ -117,7 +117,7 @@ ANY_CLUSTER: Final = AnyCluster()
 
 
 def affinity_for_cluster_events(
-    spec: ResourceBindingSpec, status: ResourceBindingStatus, binding_generation: int
+    placement: Placement | None, status: ResourceBindingStatus, binding_generation: int
 ) -> ClusterAffinity | AnyCluster:
     """The affinity a changed cluster must match for the binding to be requeued.
 
@@ -126,12 +126,24 @@ def affinity_for_cluster_events(
     of ``schedulerObservedGeneration``) is requeued by any cluster change, so the
     event cannot be lost while the binding waits in the queue.
     """
-    placement = spec.placement or Placement()
+    placement = placement or Placement()
     if placement.cluster_affinities is not None:
         if (status.scheduler_observed_generation or 0) != binding_generation or not placement.cluster_affinities:
             return ANY_CLUSTER
         return placement.cluster_affinities[affinity_index(placement, status.scheduler_observed_affinity_name)]
     return placement.cluster_affinity if placement.cluster_affinity is not None else ANY_CLUSTER
+
+
+def index_inputs(obj: Obj) -> tuple[Any, ...]:
+    """What :func:`affinity_for_cluster_events` depends on, to skip re-indexing on other changes
+    (the bindingStatus controller's writes, most of all)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return (
+        spec.get("placement"),
+        generation(obj),
+        status.get("schedulerObservedGeneration"),
+        status.get("schedulerObservingAffinityName"),
+    )
 
 
 def _normal(value: Any) -> Any:
@@ -266,6 +278,7 @@ __all__ = [
     "claimed",
     "cluster_event_needs_requeue",
     "generation",
+    "index_inputs",
     "ours",
     "parse_binding",
     "placement_changed",

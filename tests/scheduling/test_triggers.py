@@ -18,6 +18,7 @@ from karmada.scheduling.triggers import (
     affinity_for_cluster_events,
     binding_event_needs_schedule,
     cluster_event_needs_requeue,
+    index_inputs,
     ours,
     placement_changed,
     placement_json,
@@ -112,7 +113,7 @@ TERMS = [
 def test_affinity_a_cluster_event_must_match(
     placement: dict[str, Any], observed: str | None, expected: list[str] | None
 ) -> None:
-    spec = binding_spec(placement=placement)
+    spec = binding_spec(placement=placement).placement
     found = affinity_for_cluster_events(
         spec, status(schedulerObservedGeneration=3, schedulerObservingAffinityName=observed), 3
     )
@@ -123,7 +124,7 @@ def test_affinity_a_cluster_event_must_match(
 
 
 def test_an_unobserved_cluster_affinities_binding_is_concerned_by_every_cluster() -> None:
-    spec = binding_spec(placement={"clusterAffinities": TERMS})
+    spec = binding_spec(placement={"clusterAffinities": TERMS}).placement
     assert affinity_for_cluster_events(spec, status(schedulerObservedGeneration=2), 3) is ANY_CLUSTER
 
 
@@ -249,3 +250,20 @@ def test_duplicated_and_non_workloads_are_always_scheduled() -> None:
 def test_a_missing_annotation_schedules_first() -> None:
     typed = binding_spec(replicas=3, placement=SETTLED, clusters={"m1": 3})
     assert schedule_reason(SETTLED, None, typed, status(), {"m1"}) == PLACEMENT_CHANGED
+
+
+@pytest.mark.parametrize(
+    ("change", "reindex"),
+    [
+        ({"status": {"aggregatedStatus": [{"clusterName": "m1", "applied": True}]}}, False),
+        ({"metadata": {"name": "b", "generation": 1, "annotations": {"a": "b"}}}, False),
+        ({"metadata": {"name": "b", "generation": 2}}, True),
+        ({"spec": {"placement": {"clusterAffinity": {"clusterNames": ["m2"]}}}}, True),
+        ({"status": {"schedulerObservedGeneration": 1}}, True),
+        ({"status": {"schedulerObservingAffinityName": "backup"}}, True),
+    ],
+)
+def test_what_makes_the_index_look_again(change: dict[str, Any], reindex: bool) -> None:
+    before = {"metadata": {"name": "b", "generation": 1}, "spec": {"placement": AFFINITY}, "status": {}}
+    after = {**before, **change}
+    assert (index_inputs(after) != index_inputs(before)) is reindex
