@@ -234,7 +234,9 @@ class SchedulerController:
                 wanted = generation(obj)
                 await self._write_status(key, obj, lambda s: _set(s, "schedulerObservedGeneration", wanted))
             return None
-        log.info("scheduling %s: %s", what, reason)
+        # Duplicated and non-workload bindings run on every event: only a run that changes
+        # something is worth an info line (Karmada logs these at V(3) too)
+        log.log(logging.DEBUG if reason == ALWAYS_SCHEDULED else logging.INFO, "scheduling %s: %s", what, reason)
         return await self._schedule(key, obj, spec, status, snapshots, reason)
 
     async def _schedule(
@@ -307,9 +309,11 @@ class SchedulerController:
                 await self._record(obj, spec, None, text)
         if success:
             self._failures.pop(key, None)
-            log.info("%s scheduled to clusters [%s]", what, targets_message(targets))
             if wrote:
+                log.info("%s scheduled to clusters [%s]", what, targets_message(targets))
                 await self._record(obj, spec, targets, None)
+            else:
+                log.debug("%s still scheduled to clusters [%s]", what, targets_message(targets))
             return None
         log.warning("%s: %s: %s", what, outcome, message)
         if wrote or not settled:

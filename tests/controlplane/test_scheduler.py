@@ -210,6 +210,15 @@ def test_duplicated_goes_everywhere_it_is_tolerated(env: PullMode) -> None:
     )
     assert targets(obj) == {"member1": 2, "member2": 2, "member3": 2}
 
+    # a cluster change reschedules it; the same result again costs no write
+    version = obj["metadata"]["resourceVersion"]
+    env.admin("label", "cluster", "member1", "rack=r1")
+    try:
+        time.sleep(1.0)
+        assert get(env.admin, name)["metadata"]["resourceVersion"] == version
+    finally:
+        env.admin("label", "cluster", "member1", "rack-")
+
 
 def test_no_cluster_fit_empties_the_result_with_karmadas_message(env: PullMode) -> None:
     placement = {"clusterAffinity": {"clusterNames": ["member3"]}}
