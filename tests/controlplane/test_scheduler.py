@@ -34,29 +34,37 @@ TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
 APIS = {"apps/v1": ["Deployment"], "v1": ["ConfigMap", "Namespace"]}
 
 
+def add_cluster(
+    admin: Kubectl,
+    name: str,
+    labels: dict[str, str],
+    taints: list[dict[str, str]] | None = None,
+    finalizers: list[str] | None = None,
+) -> None:
+    """A Cluster as registration leaves it, with the status its agent reports."""
+    obj = cluster(name, labels=labels, taints=taints, apis=APIS).to_dict()
+    if finalizers:
+        obj["metadata"]["finalizers"] = finalizers
+    status = obj.pop("status")
+    status["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "ClusterReady",
+            "message": "cluster is healthy and ready to accept workloads",
+            "lastTransitionTime": now_time(),
+        }
+    ]
+    admin("apply", "-f", "-", stdin=json.dumps(obj))
+    admin("patch", "cluster", name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}))
+
+
 @pytest.fixture(scope="module")
 def env(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
     env = PullMode(localkube, workdir).install()
-    for name, labels, taints in (
-        ("member1", {"env": "prod"}, None),
-        ("member2", {"env": "prod"}, None),
-        ("member3", {"env": "infra"}, [TAINT]),
-    ):
-        obj = cluster(name, labels=labels, taints=taints, apis=APIS).to_dict()
-        status = obj.pop("status")
-        status["conditions"] = [
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "ClusterReady",
-                "message": "cluster is healthy and ready to accept workloads",
-                "lastTransitionTime": now_time(),
-            }
-        ]
-        env.admin("apply", "-f", "-", stdin=json.dumps(obj))
-        env.admin(
-            "patch", "cluster", name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": status})
-        )
+    add_cluster(env.admin, "member1", {"env": "prod"})
+    add_cluster(env.admin, "member2", {"env": "prod"})
+    add_cluster(env.admin, "member3", {"env": "infra"}, [TAINT])
     env.start_controlplane("--controllers=scheduler")
     try:
         yield env
@@ -411,3 +419,22 @@ def test_unschedulable_is_retried_until_capacity_appears(env: PullMode) -> None:
     )
     obj = wait_for(lambda: scheduled(env.admin, name), timeout=30, what="batch scheduled once member1 has room")
     assert targets(obj) == {"member1": 2} and condition(obj)["reason"] == "Success"
+
+
+def test_a_deleting_target_cluster_moves_its_replicas(env: PullMode) -> None:
+    add_cluster(env.admin, "member4", {"env": "prod"}, finalizers=["tests.karmada-py.io/hold"])
+    try:
+        placement = {
+            "clusterAffinity": {"clusterNames": ["member1", "member4"]},
+            "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"},
+        }
+        name = create(env.admin, binding("db", placement, replicas=2))
+        obj = wait_for(lambda: scheduled(env.admin, name), what="db scheduled")
+        assert targets(obj) == {"member1": 1, "member4": 1}
+        env.admin("delete", "cluster", "member4", "--wait=false")
+        wait_for(
+            lambda: (o := scheduled(env.admin, name)) and targets(o) == {"member1": 2},
+            what="db off the deleting cluster",
+        )
+    finally:
+        env.admin("patch", "cluster", "member4", "--type=merge", "-p", '{"metadata":{"finalizers":null}}', check=False)
