@@ -21,6 +21,13 @@ Errors are handled as Karmada handles them: no cluster fits (``FitError``) ->
 enough capacity -> ``Unschedulable``, previous result kept, retried with backoff;
 anything else -> ``SchedulerError``, retried with backoff.
 
+Knowingly different from Karmada, to keep API writes proportional to change:
+a run that finds the same result as before (Duplicated and non-workload
+bindings run on every cluster event) writes nothing, so neither
+``lastScheduledTime`` nor the success event moves; ``schedulerObservedGeneration``
+is set to the generation our own ``spec.clusters`` patch produced, so that patch
+does not need a second status write when its watch event comes back.
+
 Concurrency: one worker task (Karmada's scheduler runs one too) fed by the
 binding and Cluster informers; their handlers, which run on the informer
 tasks of the same event loop, keep the cluster->binding index and enqueue
