@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler")
 
 
 @dataclass
@@ -28,6 +28,8 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    scheduler_name: str = "default-scheduler"
+    enable_empty_workload_propagation: bool = False
     verbosity: int = 2
 
 
@@ -55,6 +57,17 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cleanup-check-interval", "10s"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    # karmada-scheduler's flags
+    parser.add_argument("--scheduler-name", default=defaults.scheduler_name, metavar="NAME", help="(default-scheduler)")
+    parser.add_argument(
+        "--enable-empty-workload-propagation",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="propagate workloads scaled to 0 replicas to the selected clusters (false)",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 

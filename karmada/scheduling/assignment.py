@@ -44,11 +44,10 @@ def strategy_of(placement: Placement) -> str:
 
 
 def reschedule_required(spec: ResourceBindingSpec, status: ResourceBindingStatus) -> bool:
-    """``rescheduleTriggeredAt`` is later than ``lastScheduledTime`` (both RFC 3339)."""
-    if not spec.reschedule_triggered_at:
+    """``rescheduleTriggeredAt`` is later than ``lastScheduledTime`` (both RFC 3339); never
+    before the first success (Karmada's ``RescheduleRequired``)."""
+    if not spec.reschedule_triggered_at or not status.last_scheduled_time:
         return False
-    if not status.last_scheduled_time:
-        return True
     return datetime.fromisoformat(spec.reschedule_triggered_at) > datetime.fromisoformat(status.last_scheduled_time)
 
 

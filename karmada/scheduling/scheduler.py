@@ -70,6 +70,8 @@ class ScheduleResult:
     clusters: list[TargetCluster]
     affinity_name: str | None
     decisions: dict[str, ClusterDecision]
+    # clusterAffinities terms tried before the one that scheduled: (index, error)
+    term_failures: list[tuple[int, ScheduleError]] = field(default_factory=list)
 
 
 class ScheduleFailure(ScheduleError):
@@ -79,6 +81,7 @@ class ScheduleFailure(ScheduleError):
         self.error = error
         self.decisions = decisions
         self.affinity_name = affinity_name
+        self.term_failures: list[tuple[int, ScheduleError]] = []  # clusterAffinities: every term's error
         self.reason = error.reason
         super().__init__(str(error))
 
@@ -143,7 +146,9 @@ def _schedule_once(
         if not decision.filtered:
             feasible.append(snap)
     if not feasible:
-        reasons = {n: [r for _, r in d.filtered] for n, d in decisions.items() if d.filtered}
+        # Karmada's filters stop at a cluster's first failure, so its message counts one
+        # reason per cluster; the decisions keep all of them
+        reasons = {n: [d.filtered[0][1]] for n, d in decisions.items() if d.filtered}
         raise ScheduleFailure(FitError(len(clusters), reasons), decisions, status.scheduler_observed_affinity_name)
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
@@ -246,6 +251,7 @@ def schedule(
     if reschedule_required(spec, status):
         index = 0
     first: ScheduleFailure | None = None
+    failures: list[tuple[int, ScheduleError]] = []
     while index < len(terms):
         attempt = status.model_copy(update={"scheduler_observed_affinity_name": names[index]})
         try:
@@ -259,9 +265,12 @@ def schedule(
             )
         except ScheduleFailure as failure:
             first = first or failure
+            failures.append((index, failure.error))
             index += 1
             continue
-        return ScheduleResult(result, names[index], decisions)
+        return ScheduleResult(result, names[index], decisions, failures)
     assert first is not None
     # every term failed: Karmada keeps the previously observed term and reports the first error
-    raise ScheduleFailure(first.error, first.decisions, observed)
+    final = ScheduleFailure(first.error, first.decisions, observed)
+    final.term_failures = failures
+    raise final

@@ -1,0 +1,434 @@
+"""The scheduler: decides ``spec.clusters`` of every (Cluster)ResourceBinding it owns.
+
+Karmada's ``karmada-scheduler`` as one controller of the control plane. The
+decision itself is the pure :func:`karmada.scheduling.schedule`; this module
+reads the shared caches, decides *when* to run it (the rules of
+:mod:`karmada.scheduling.triggers`) and writes the result:
+
+1. one merge patch of ``spec.clusters``, the ``policy.karmada.io/applied-placement``
+   annotation and our :data:`~karmada.scheduling.decisions.DECISIONS_ANNOTATION`
+   (what was concluded about each cluster), skipped when nothing changed;
+2. a read-modify-write of ``status`` carrying the resourceVersion: the
+   ``Scheduled`` condition, ``schedulerObservedGeneration``,
+   ``schedulerObservingAffinityName``, ``lastScheduledTime``. The bindingStatus
+   controller writes other fields of the same status, so a 409 re-reads the
+   binding and applies our fields again (a few times, then the key backs off);
+3. ``ScheduleBindingSucceed``/``ScheduleBindingFailed`` events on the binding and
+   on its template, and one log line.
+
+Errors are handled as Karmada handles them: no cluster fits (``FitError``) ->
+``spec.clusters`` emptied, ``NoClusterFit``, no retry until a new event; not
+enough capacity -> ``Unschedulable``, previous result kept, retried with backoff;
+anything else -> ``SchedulerError``, retried with backoff.
+
+Knowingly different from Karmada, to keep API writes proportional to change:
+a run that finds the same result as before (Duplicated and non-workload
+bindings run on every cluster event) writes nothing, so neither
+``lastScheduledTime`` nor the success event moves; ``schedulerObservedGeneration``
+is set to the generation our own ``spec.clusters`` patch produced, so that patch
+does not need a second status write when its watch event comes back.
+
+Concurrency: one worker task (Karmada's scheduler runs one too) fed by the
+binding and Cluster informers; their handlers, which run on the informer
+tasks of the same event loop, keep the cluster->binding index and enqueue
+keys. Cluster snapshots are rebuilt only when a Cluster's resourceVersion
+changes. Keys are ``(namespace, name)``, namespace ``""`` for a
+ClusterResourceBinding. Everything is level-triggered: after a restart the
+initial list enqueues every binding and the dequeue checks decide again.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from controlplane.context import Context
+from karmada.api.binding import (
+    CONDITION_SCHEDULED,
+    MESSAGE_BINDING_SCHEDULED,
+    REASON_BINDING_SCHEDULED,
+    ResourceBindingSpec,
+    ResourceBindingStatus,
+    TargetCluster,
+)
+from karmada.api.cluster import Cluster
+from karmada.api.errors import APIValidationError
+from karmada.api.keys import APPLIED_PLACEMENT_ANNOTATION, DEFAULT_SCHEDULER_NAME
+from karmada.api.policy import Placement
+from karmada.clusters.conditions import set_condition
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
+from karmada.kube.controller import Controller
+from karmada.kube.ratelimit import BASE_DELAY, MAX_DELAY
+from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, CLUSTERS, RESOURCE_BINDINGS, Resource
+from karmada.scheduling import FitError, ScheduleError, ScheduleFailure, schedule
+from karmada.scheduling.decisions import DECISIONS_ANNOTATION, encode_decisions, material
+from karmada.scheduling.index import BindingIndex
+from karmada.scheduling.scheduler import ClusterDecision
+from karmada.scheduling.snapshot import ClusterSnapshot
+from karmada.scheduling.triggers import (
+    ALWAYS_SCHEDULED,
+    ANY_CLUSTER,
+    affinity_for_cluster_events,
+    binding_event_needs_schedule,
+    cluster_event_needs_requeue,
+    generation,
+    index_inputs,
+    ours,
+    parse_binding,
+    placement_json,
+    schedule_reason,
+)
+from karmada.timestamps import now_time
+
+log = logging.getLogger("controlplane.scheduler")
+
+Obj = dict[str, Any]
+Key = tuple[str, str]
+CONFLICT_RETRIES = 5
+REASON_SUCCEED = "ScheduleBindingSucceed"
+REASON_FAILED = "ScheduleBindingFailed"
+
+
+def binding_key(obj: Obj) -> Key:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _describe(key: Key) -> str:
+    namespace, name = key
+    return f"ResourceBinding({namespace}/{name})" if namespace else f"ClusterResourceBinding({name})"
+
+
+def targets_message(clusters: list[TargetCluster]) -> str:
+    """``member1:1, member2:2`` (Karmada's format; no replicas prints 0)."""
+    return ", ".join(f"{c.name}:{c.replicas or 0}" for c in clusters)
+
+
+def template_ref(spec: ResourceBindingSpec) -> Obj:
+    """The template as an event's involved object."""
+    resource = spec.resource
+    meta: Obj = {"name": resource.name, "uid": resource.uid or ""}
+    if resource.namespace:
+        meta["namespace"] = resource.namespace
+    return {"apiVersion": resource.api_version, "kind": resource.kind, "metadata": meta}
+
+
+class SchedulerController:
+    """Schedules one binding by key."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        bindings: Informer,
+        cluster_bindings: Informer,
+        clusters: Informer,
+        recorder: EventRecorder,
+        *,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        enable_empty_workload_propagation: bool = False,
+    ) -> None:
+        self.client = client
+        self.bindings = bindings
+        self.cluster_bindings = cluster_bindings
+        self.clusters = clusters
+        self.recorder = recorder
+        self.scheduler_name = scheduler_name
+        self.enable_empty_workload_propagation = enable_empty_workload_propagation
+        self.index: BindingIndex[Key] = BindingIndex()
+        self._snapshots: dict[str, tuple[str, ClusterSnapshot]] = {}  # name -> (resourceVersion, snapshot)
+        self._failures: dict[Key, int] = {}  # retryable failures in a row, for the backoff
+
+    # -- caches ----------------------------------------------------------------
+    def _informer(self, key: Key) -> Informer:
+        return self.bindings if key[0] else self.cluster_bindings
+
+    @staticmethod
+    def _resource(key: Key) -> Resource:
+        return RESOURCE_BINDINGS if key[0] else CLUSTER_RESOURCE_BINDINGS
+
+    def snapshot(self, obj: Obj) -> ClusterSnapshot:
+        """The snapshot of a cached Cluster, rebuilt only when its resourceVersion moved."""
+        meta = obj.get("metadata") or {}
+        name, version = meta.get("name") or "", meta.get("resourceVersion") or ""
+        held = self._snapshots.get(name)
+        if held is not None and held[0] == version and version:
+            return held[1]
+        snap = ClusterSnapshot.of(Cluster.from_dict(obj))
+        self._snapshots[name] = (version, snap)
+        return snap
+
+    def cluster_snapshots(self) -> list[ClusterSnapshot]:
+        """Every cached Cluster's snapshot; a Cluster that does not parse is left out (and logged)."""
+        snapshots = []
+        for obj in self.clusters.items():
+            try:
+                snapshots.append(self.snapshot(obj))
+            except APIValidationError as exc:
+                log.warning("cluster %s is not valid, not considered: %s", obj["metadata"].get("name"), exc)
+        return snapshots
+
+    # -- event handlers (informer tasks) ------------------------------------------
+    def on_binding(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:
+        key = binding_key(obj)
+        if kind == "DELETED" or not ours(obj, self.scheduler_name):
+            self.index.remove(key)
+            self._failures.pop(key, None)
+            return []
+        if old is None or key not in self.index or index_inputs(obj) != index_inputs(old):
+            try:
+                placement = Placement.from_dict((obj.get("spec") or {}).get("placement") or {}, path="spec.placement")
+                status = ResourceBindingStatus.from_dict(obj.get("status") or {}, path="status")
+                self.index.put(key, affinity_for_cluster_events(placement, status, generation(obj)))
+            except APIValidationError:
+                self.index.put(key, ANY_CLUSTER)  # reconcile reports it
+        return [key] if binding_event_needs_schedule(kind, obj, old) else []
+
+    def on_cluster(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:
+        name = (obj.get("metadata") or {}).get("name") or ""
+        if kind == "DELETED":
+            self._snapshots.pop(name, None)
+            return []
+        if not cluster_event_needs_requeue(kind, obj, old) or old is None:
+            return []
+        try:
+            new = self.snapshot(obj).cluster
+            keys = self.index.affected(new)
+            if not (obj["metadata"].get("deletionTimestamp") and not old["metadata"].get("deletionTimestamp")):
+                # a cluster that stopped matching concerns the bindings it matched before
+                keys |= self.index.affected(Cluster.from_dict(old))
+        except APIValidationError as exc:
+            log.warning("cluster %s is not valid: %s", name, exc)
+            return []
+        if keys:
+            log.info("cluster %s changed: requeueing %d binding(s)", name, len(keys))
+        return sorted(keys)
+
+    # -- reconcile ---------------------------------------------------------------
+    async def reconcile(self, key: Key) -> float | None:
+        obj = self._informer(key).get(key[1], key[0])
+        if obj is None or not ours(obj, self.scheduler_name):
+            self._failures.pop(key, None)
+            return None
+        what = _describe(key)
+        try:
+            spec, status = parse_binding(obj)
+        except APIValidationError as exc:
+            # a bad object must not stop the others; it is looked at again when it changes
+            log.warning("%s cannot be scheduled: %s", what, exc)
+            await self.recorder.record(obj, "Warning", REASON_FAILED, f"invalid binding: {exc}")
+            return None
+        if obj["metadata"].get("deletionTimestamp"):
+            namespace, name = key
+            target = f"resourceBinding: {namespace}/{name}" if namespace else f"clusterResourceBinding: {name}"
+            await self._record(obj, spec, None, f"skip schedule deleting {target}")
+            log.info("%s is being deleted: not scheduled", what)
+            return None
+        if spec.placement is None:
+            log.warning("%s has no placement: not scheduled", what)
+            await self._record(obj, spec, None, f"failed to get placement from {what}")
+            return None
+        snapshots = self.cluster_snapshots()
+        deleting = frozenset(s.name for s in snapshots if s.deleting)
+        annotations = obj["metadata"].get("annotations") or {}
+        placement = (obj.get("spec") or {}).get("placement")
+        reason = schedule_reason(placement, annotations.get(APPLIED_PLACEMENT_ANNOTATION), spec, status, deleting)
+        if reason is None:
+            log.debug("%s needs no scheduling", what)
+            self._failures.pop(key, None)
+            if (status.scheduler_observed_generation or 0) != generation(obj):
+                wanted = generation(obj)
+                await self._write_status(key, obj, lambda s: _set(s, "schedulerObservedGeneration", wanted))
+            return None
+        # Duplicated and non-workload bindings run on every event: only a run that changes
+        # something is worth an info line (Karmada logs these at V(3) too)
+        log.log(logging.DEBUG if reason == ALWAYS_SCHEDULED else logging.INFO, "scheduling %s: %s", what, reason)
+        return await self._schedule(key, obj, spec, status, snapshots, reason)
+
+    async def _schedule(
+        self,
+        key: Key,
+        obj: Obj,
+        spec: ResourceBindingSpec,
+        status: ResourceBindingStatus,
+        snapshots: list[ClusterSnapshot],
+        reason: str,
+    ) -> float | None:
+        what = _describe(key)
+        error: ScheduleError | None = None
+        decisions: dict[str, ClusterDecision] = {}
+        term_failures: list[tuple[int, ScheduleError]] = []
+        clusters: list[TargetCluster] | None  # None: keep the previous result
+        try:
+            result = schedule(
+                spec,
+                status,
+                snapshots,
+                enable_empty_workload_propagation=self.enable_empty_workload_propagation,
+            )
+        except ScheduleFailure as failure:
+            error, decisions, affinity = failure.error, failure.decisions, failure.affinity_name
+            term_failures = failure.term_failures
+            clusters = [] if isinstance(error, FitError) else None
+        except ScheduleError as exc:  # raised before any cluster was looked at
+            error, affinity, clusters = exc, status.scheduler_observed_affinity_name, None
+        else:
+            decisions, affinity, clusters = result.decisions, result.affinity_name, result.clusters
+            term_failures = result.term_failures
+
+        outcome = REASON_BINDING_SCHEDULED if error is None else error.reason
+        before = generation(obj)
+        patched = await self._patch_result(key, obj, spec, clusters, decisions, affinity, outcome)
+        spec_written = patched is not obj and generation(patched) != before
+        # our own write of spec.clusters moved the generation: that generation is observed too,
+        # unless someone else changed the spec in between (then it is not ours to claim)
+        observed = generation(patched) if generation(patched) in (before, before + 1) else before
+
+        message = MESSAGE_BINDING_SCHEDULED if error is None else str(error)
+        success = error is None
+        settled = success or isinstance(error, FitError)  # Karmada does not retry these
+        now = now_time()
+
+        def mutate(current: Obj) -> bool:
+            conditions = current.setdefault("conditions", [])
+            changed = set_condition(
+                conditions, CONDITION_SCHEDULED, "True" if success else "False", outcome, message, now
+            )
+            if settled:  # also when nothing fits (karmada-io/karmada#4250)
+                changed = _set(current, "schedulerObservedGeneration", observed) or changed
+            if success:
+                if affinity:
+                    changed = _set(current, "schedulerObservingAffinityName", affinity) or changed
+                # a Duplicated binding is scheduled on every event; a run that found the same
+                # result as before is not a new scheduling, so it does not cost a write
+                if changed or spec_written or reason != ALWAYS_SCHEDULED or not current.get("lastScheduledTime"):
+                    changed = _set(current, "lastScheduledTime", now) or changed
+            return changed
+
+        status_written = await self._write_status(key, patched, mutate)
+        wrote = patched is not obj or status_written
+        targets = clusters if clusters is not None else list(spec.clusters or [])
+        if wrote or not settled:
+            for index, term_error in term_failures:  # Karmada reports every clusterAffinities term that failed
+                text = f"failed to schedule {what} with clusterAffiliates index({index}): {term_error}"  # sic
+                log.warning("%s", text)
+                await self._record(obj, spec, None, text)
+        if success:
+            self._failures.pop(key, None)
+            if wrote:
+                log.info("%s scheduled to clusters [%s]", what, targets_message(targets))
+                await self._record(obj, spec, targets, None)
+            else:
+                log.debug("%s still scheduled to clusters [%s]", what, targets_message(targets))
+            return None
+        log.warning("%s: %s: %s", what, outcome, message)
+        if wrote or not settled:
+            await self._record(obj, spec, None, message)
+        if settled:
+            self._failures.pop(key, None)
+            return None
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        return float(min(BASE_DELAY * 2 ** min(failures - 1, 30), MAX_DELAY))
+
+    async def _patch_result(
+        self,
+        key: Key,
+        obj: Obj,
+        spec: ResourceBindingSpec,
+        clusters: list[TargetCluster] | None,
+        decisions: dict[str, ClusterDecision],
+        affinity: str | None,
+        outcome: str,
+    ) -> Obj:
+        """One merge patch of what changed among spec.clusters and our annotations; the
+        stored object, or ``obj`` itself when nothing needed writing."""
+        annotations = obj["metadata"].get("annotations") or {}
+        patch: Obj = {}
+        wanted_annotations: dict[str, str] = {}
+        if clusters is not None:
+            applied = placement_json((obj.get("spec") or {}).get("placement"))
+            if annotations.get(APPLIED_PLACEMENT_ANNOTATION) != applied:
+                wanted_annotations[APPLIED_PLACEMENT_ANNOTATION] = applied
+            current = (obj.get("spec") or {}).get("clusters") or []
+            new = [c.to_dict() for c in clusters]
+            if current != new:
+                patch["spec"] = {"clusters": new or None}  # Go's nil: the field goes away
+        if decisions or clusters is not None:
+            text = encode_decisions(decisions, generation=generation(obj), affinity_name=affinity, outcome=outcome)
+            # capacity figures move all the time; record them only along with a real change
+            if patch or wanted_annotations or material(annotations.get(DECISIONS_ANNOTATION)) != material(text):
+                wanted_annotations[DECISIONS_ANNOTATION] = text
+        if wanted_annotations:
+            patch["metadata"] = {"annotations": wanted_annotations}
+        if not patch:
+            return obj
+        stored = await self.client.patch(self._resource(key), key[1], patch, key[0] or None)
+        self._informer(key).store(stored)
+        return stored
+
+    async def _write_status(self, key: Key, obj: Obj, mutate: Callable[[Obj], bool]) -> bool:
+        """Apply ``mutate`` to the latest status and PUT it with its resourceVersion; on a
+        conflict read the binding again and retry. Returns whether anything was written."""
+        current = obj
+        for attempt in range(CONFLICT_RETRIES):
+            body = copy.deepcopy(current)
+            if not mutate(body.setdefault("status", {})):
+                return False
+            try:
+                stored = await self.client.update(self._resource(key), body, key[0] or None, subresource="status")
+            except KubeError as exc:
+                if not exc.conflict or attempt == CONFLICT_RETRIES - 1:
+                    raise
+                log.info("%s changed while its status was written; retrying on the latest", _describe(key))
+                current = await self.client.get(self._resource(key), key[1], key[0] or None)
+                continue
+            self._informer(key).store(stored)
+            return True
+        raise AssertionError("unreachable")
+
+    async def _record(
+        self, obj: Obj, spec: ResourceBindingSpec, targets: list[TargetCluster] | None, error: str | None
+    ) -> None:
+        """The event on the binding and on its template (Karmada records both)."""
+        if error is None:
+            separator = " Result: " if obj.get("kind") == "ResourceBinding" else " Result "  # sic, Karmada's
+            message = f"{MESSAGE_BINDING_SCHEDULED}{separator}{{{targets_message(targets or [])}}}"
+            event_type, reason = "Normal", REASON_SUCCEED
+        else:
+            message, event_type, reason = error, "Warning", REASON_FAILED
+        await self.recorder.record(obj, event_type, reason, message)
+        await self.recorder.record(template_ref(spec), event_type, reason, message)
+
+
+def _set(status: Obj, field: str, value: Any) -> bool:
+    if status.get(field) == value:
+        return False
+    status[field] = value
+    return True
+
+
+def setup(context: Context) -> list[Controller[Key]]:
+    """The scheduler over the binding and Cluster caches."""
+    informers, options = context.informers, context.options
+    bindings = informers.informer(RESOURCE_BINDINGS)
+    cluster_bindings = informers.informer(CLUSTER_RESOURCE_BINDINGS)
+    clusters = informers.informer(CLUSTERS)
+    scheduler = SchedulerController(
+        context.client,
+        bindings,
+        cluster_bindings,
+        clusters,
+        # Karmada's scheduler reports as its scheduler name
+        EventRecorder(context.client, options.scheduler_name),
+        scheduler_name=options.scheduler_name,
+        enable_empty_workload_propagation=options.enable_empty_workload_propagation,
+    )
+    controller: Controller[Key] = Controller("scheduler", scheduler.reconcile)
+    controller.watches(bindings, scheduler.on_binding)
+    controller.watches(cluster_bindings, scheduler.on_binding)
+    controller.watches(clusters, scheduler.on_cluster)
+    return [controller]
+
+
+__all__ = ["DECISIONS_ANNOTATION", "SchedulerController", "setup"]
