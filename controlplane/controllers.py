@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from controlplane import agent_approver, cluster_controller
+from controlplane import agent_approver, binding_status, cluster_controller, namespace_sync
 from controlplane.context import Context
 from karmada.kube.controller import Controller
 
@@ -24,4 +24,6 @@ Setup = Callable[[Context], list[Controller[Any]]]
 REGISTRY: dict[str, Setup] = {
     "cluster": cluster_controller.setup,
     "agentcsrapproving": agent_approver.setup,
+    "bindingStatus": binding_status.setup,
+    "namespace": namespace_sync.setup,
 }

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 
 from karmada.durations import parse_duration
-from karmada.flagtypes import boolean, controllers, duration, options_from
+from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "bindingStatus", "namespace")
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
+    skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
     verbosity: int = 2
 
 
@@ -55,7 +58,24 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cleanup-check-interval", "10s"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    parser.add_argument(
+        "--skipped-propagating-namespaces",
+        type=_regex_list,
+        default=defaults.skipped_propagating_namespaces,
+        metavar="REGEX,...",
+        help="comma-separated regexes of namespaces never propagated (kube-.*)",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
+
+
+def _regex_list(text: str) -> tuple[str, ...]:
+    patterns = tuple(comma_list(text))
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise argparse.ArgumentTypeError(f'invalid regular expression "{pattern}": {exc}') from None
+    return patterns
 
 
 def from_args(args: argparse.Namespace) -> Options:
