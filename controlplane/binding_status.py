@@ -269,6 +269,8 @@ class BindingStatusController:
         for attempt in range(CONFLICT_RETRIES):
             if template is None:
                 return  # deleted; the garbage collector removes the binding next
+            # listed objects carry no apiVersion/kind; the interpreter and Events need them
+            template = {**template, "apiVersion": api_version, "kind": kind}
             try:
                 new = self.interpreter.aggregate_status(template, statuses, now_time())
             except (KeyError, TypeError, ValueError) as exc:

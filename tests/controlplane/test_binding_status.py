@@ -1,0 +1,293 @@
+"""The bindingStatus controller against localkube: Work status written as the
+agent writes it flows into the binding (aggregatedStatus, FullyApplied) and the
+Deployment template's status, so ``kubectl rollout status`` finishes; a member
+refusing a manifest shows on the binding and as a Warning on the template; a
+stale binding (409) is re-read, keeping the scheduler's fields."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controlplane.binding_status import RB, BindingStatusController
+from karmada.api.names import work_name
+from karmada.kube import EventRecorder, KubeClient, ResourceMapper, from_kubeconfig
+from karmada.kube.informer_factory import InformerFactory
+from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, RESOURCE_BINDINGS, WORKS
+from tests.pullmode import PullMode, wait_for
+from tests.servers import ServerThread
+
+BINDING_ID = str(uuid.uuid4())
+WORK = work_name("Deployment", "nginx", "default")
+SCHEDULED = {
+    "type": "Scheduled",
+    "status": "True",
+    "reason": "Success",
+    "message": "Binding has been scheduled successfully.",
+    "lastTransitionTime": "2024-05-01T00:00:00Z",
+}
+
+
+@pytest.fixture(scope="module")
+def env(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
+    pull = PullMode(localkube, workdir).install()
+    pull.start_controlplane("--controllers=bindingStatus", "--leader-elect=false")
+    try:
+        yield pull
+    finally:
+        pull.stop()
+
+
+def apply(env: PullMode, obj: dict[str, Any]) -> None:
+    env.admin("apply", "-f", "-", stdin=json.dumps(obj))
+
+
+def get(env: PullMode, *args: str) -> dict[str, Any]:
+    return dict(json.loads(env.admin("get", *args, "-o", "json").stdout))
+
+
+def patch_status(env: PullMode, kind: str, name: str, namespace: str, status: dict[str, Any]) -> None:
+    env.admin(
+        "patch",
+        kind,
+        name,
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": status}),
+    )
+
+
+def deployment(replicas: int = 3) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "nginx", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {
+                "metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+def binding(uid: str, clusters: dict[str, int]) -> dict[str, Any]:
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {
+            "name": "nginx-deployment",
+            "namespace": "default",
+            "labels": {"resourcebinding.karmada.io/permanent-id": BINDING_ID},
+        },
+        "spec": {
+            "resource": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "namespace": "default",
+                "name": "nginx",
+                "uid": uid,
+            },
+            "replicas": sum(clusters.values()),
+            "clusters": [{"name": n, "replicas": r} for n, r in clusters.items()],
+        },
+    }
+
+
+def work(cluster: str, replicas: int) -> dict[str, Any]:
+    manifest = deployment(replicas)
+    manifest["metadata"]["labels"] = {"karmada.io/managed": "true"}
+    return {
+        "apiVersion": "work.karmada.io/v1alpha1",
+        "kind": "Work",
+        "metadata": {
+            "name": WORK,
+            "namespace": f"karmada-es-{cluster}",
+            "labels": {"resourcebinding.karmada.io/permanent-id": BINDING_ID},
+            "annotations": {
+                "resourcebinding.karmada.io/namespace": "default",
+                "resourcebinding.karmada.io/name": "nginx-deployment",
+            },
+        },
+        "spec": {"workload": {"manifests": [manifest]}},
+    }
+
+
+def applied(replicas: int, updated: int | None = None, generation: int = 1) -> dict[str, Any]:
+    """Work status as the agent writes it for a rolled-out Deployment."""
+    updated = replicas if updated is None else updated
+    return {
+        "conditions": [
+            {
+                "type": "Applied",
+                "status": "True",
+                "reason": "AppliedSuccessful",
+                "message": "Manifest has been successfully applied",
+                "lastTransitionTime": "2024-05-01T00:00:00Z",
+            }
+        ],
+        "manifestStatuses": [
+            {
+                "identifier": {
+                    "ordinal": 0,
+                    "group": "apps",
+                    "version": "v1",
+                    "kind": "Deployment",
+                    "resource": "deployments",
+                    "namespace": "default",
+                    "name": "nginx",
+                },
+                "status": {
+                    "replicas": replicas,
+                    "updatedReplicas": updated,
+                    "readyReplicas": updated,
+                    "availableReplicas": updated,
+                    "observedGeneration": 1,
+                    "generation": 1,
+                    "resourceTemplateGeneration": generation,
+                },
+                "health": "Healthy" if updated == replicas else "Unhealthy",
+            }
+        ],
+    }
+
+
+REFUSED = "Failed to apply all manifests (0/1): admission webhook denied the request: no nginx here"
+
+
+def failed() -> dict[str, Any]:
+    return {
+        "conditions": [
+            {
+                "type": "Applied",
+                "status": "False",
+                "reason": "AppliedFailed",
+                "message": REFUSED,
+                "lastTransitionTime": "2024-05-01T00:00:00Z",
+            }
+        ]
+    }
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
+
+
+def rb(env: PullMode) -> dict[str, Any]:
+    return get(env, "resourcebinding", "nginx-deployment", "-n", "default")
+
+
+def test_status_flows_to_binding_and_template_and_rollout_finishes(env: PullMode) -> None:
+    for cluster in ("m1", "m2"):
+        env.admin("create", "namespace", f"karmada-es-{cluster}")
+    apply(env, deployment())
+    template = get(env, "deploy", "nginx", "-n", "default")
+    apply(env, binding(template["metadata"]["uid"], {"m1": 2, "m2": 1}))
+    # the scheduler's part of the status
+    patch_status(
+        env,
+        "resourcebinding",
+        "nginx-deployment",
+        "default",
+        {"lastScheduledTime": "2024-05-01T00:00:00Z", "schedulerObservedGeneration": 1, "conditions": [SCHEDULED]},
+    )
+    apply(env, work("m1", 2))
+    apply(env, work("m2", 1))
+    patch_status(env, "work", WORK, "karmada-es-m1", applied(2))
+    # m2 has not reported yet: one item not applied, FullyApplied False
+    wait_for(lambda: len((rb(env).get("status") or {}).get("aggregatedStatus") or []) == 2, what="aggregatedStatus")
+    status = rb(env)["status"]
+    assert status["aggregatedStatus"][1] == {"clusterName": "m2", "health": "Unknown"}
+    assert status["aggregatedStatus"][0]["applied"] is True and status["aggregatedStatus"][0]["health"] == "Healthy"
+    fully = condition(rb(env), "FullyApplied")
+    assert (fully["status"], fully["reason"]) == ("False", "FullyAppliedFailed")
+    assert condition(rb(env), "Scheduled") == SCHEDULED and status["schedulerObservedGeneration"] == 1
+    # the template: counters of m1 only, observedGeneration not advanced while m2 is silent
+    wait_for(lambda: (get(env, "deploy", "nginx", "-n", "default").get("status") or {}).get("replicas") == 2)
+    assert "observedGeneration" not in get(env, "deploy", "nginx", "-n", "default")["status"]
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        rollout = pool.submit(
+            env.admin, "rollout", "status", "deploy/nginx", "-n", "default", "--timeout=40s", check=False, timeout=60
+        )
+        patch_status(env, "work", WORK, "karmada-es-m2", applied(1, updated=0))
+        wait_for(lambda: (get(env, "deploy", "nginx", "-n", "default")["status"]).get("observedGeneration") == 1)
+        assert not rollout.done()  # 2 of 3 updated: still waiting
+        patch_status(env, "work", WORK, "karmada-es-m2", applied(1))
+        result = rollout.result(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert 'deployment "nginx" successfully rolled out' in result.stdout
+    deploy_status = get(env, "deploy", "nginx", "-n", "default")["status"]
+    assert deploy_status == {
+        "observedGeneration": 1,
+        "replicas": 3,
+        "updatedReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+    }
+    wait_for(lambda: condition(rb(env), "FullyApplied").get("status") == "True", what="FullyApplied")
+    fully = condition(rb(env), "FullyApplied")
+    assert (fully["reason"], fully["message"]) == ("FullyAppliedSuccess", "All works have been successfully applied")
+    events = env.admin("get", "events", "-n", "default", "-o", "json").stdout
+    reasons = {(e["involvedObject"]["kind"], e["reason"]) for e in json.loads(events)["items"]}
+    assert ("ResourceBinding", "AggregateStatusSucceed") in reasons
+    assert ("Deployment", "AggregateStatusSucceed") in reasons
+
+
+def test_refused_manifest_shows_on_binding_and_template(env: PullMode) -> None:
+    patch_status(env, "work", WORK, "karmada-es-m2", failed())
+    wait_for(lambda: condition(rb(env), "FullyApplied").get("status") == "False", what="FullyApplied False")
+    items = rb(env)["status"]["aggregatedStatus"]
+    assert items[1] == {"clusterName": "m2", "appliedMessage": REFUSED, "health": "Unknown"}
+
+    def warning() -> dict[str, Any] | None:
+        events = json.loads(env.admin("get", "events", "-n", "default", "-o", "json").stdout)["items"]
+        return next((e for e in events if e["reason"] == "SyncFailed"), None)
+
+    event = wait_for(warning, what="SyncFailed on the template")
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "nginx"
+    assert event["message"] == f"Failed to create or update resource(default/nginx) in member cluster(m2): {REFUSED}"
+    # the template keeps m1's counters only; observedGeneration stays where it was
+    wait_for(lambda: get(env, "deploy", "nginx", "-n", "default")["status"].get("replicas") == 2)
+    assert get(env, "deploy", "nginx", "-n", "default")["status"]["observedGeneration"] == 1
+    # the member accepts it again: FullyApplied comes back
+    patch_status(env, "work", WORK, "karmada-es-m2", applied(1))
+    wait_for(lambda: condition(rb(env), "FullyApplied").get("status") == "True", what="FullyApplied again")
+
+
+async def test_a_stale_binding_is_read_again_and_the_schedulers_fields_kept(env: PullMode) -> None:
+    """409: the status write carries the cached resourceVersion; the scheduler wrote since."""
+    async with KubeClient(from_kubeconfig(env.kubeconfig)) as client:
+        informers = InformerFactory(client)
+        controller = BindingStatusController(
+            client,
+            ResourceMapper(client),
+            informers,
+            informers.informer(RESOURCE_BINDINGS),
+            informers.informer(CLUSTER_RESOURCE_BINDINGS),
+            informers.informer(WORKS),
+            EventRecorder(client, "test"),
+        )
+        try:
+            await informers.start(sync_timeout=20)
+            stale = await client.get(RESOURCE_BINDINGS, "nginx-deployment", "default")
+            latest = dict(stale, status={**stale["status"], "schedulerObservedGeneration": 7})
+            await client.update(RESOURCE_BINDINGS, latest, "default", subresource="status")
+            stale["status"].pop("aggregatedStatus")  # something to write
+            stored = await controller._write_binding(RB, stale, [{"clusterName": "m1", "applied": True}])
+            assert stored is not None
+            assert stored["status"]["schedulerObservedGeneration"] == 7
+            assert stored["status"]["aggregatedStatus"] == [{"clusterName": "m1", "applied": True}]
+        finally:
+            await informers.stop()
