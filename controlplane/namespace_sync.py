@@ -231,6 +231,7 @@ class NamespaceSyncController:
         if skips_auto_propagation(namespace):
             log.info("namespace %s: skip auto propagation", name)
             return None
+        namespace = {**namespace, "apiVersion": "v1", "kind": "Namespace"}  # listed objects carry neither
         policies = self._policies()
         errors: list[str] = []
         for cluster in sorted(self.clusters.items(), key=lambda c: str(c["metadata"]["name"])):
