@@ -291,3 +291,94 @@ async def test_a_stale_binding_is_read_again_and_the_schedulers_fields_kept(env:
             assert stored["status"]["aggregatedStatus"] == [{"clusterName": "m1", "applied": True}]
         finally:
             await informers.stop()
+
+
+def test_observed_generation_waits_for_every_member_to_render_the_new_template(env: PullMode) -> None:
+    env.admin("set", "image", "deploy/nginx", "-n", "default", "nginx=nginx:1.27")
+    assert get(env, "deploy", "nginx", "-n", "default")["metadata"]["generation"] == 2
+    # m1 renders generation 2, m2 still reports the old one: observedGeneration stays 1
+    patch_status(env, "work", WORK, "karmada-es-m1", applied(2, updated=1, generation=2))
+    wait_for(lambda: get(env, "deploy", "nginx", "-n", "default")["status"].get("updatedReplicas") == 2)
+    assert get(env, "deploy", "nginx", "-n", "default")["status"]["observedGeneration"] == 1
+    rollout = env.admin("rollout", "status", "deploy/nginx", "-n", "default", "--timeout=1s", check=False)
+    assert rollout.returncode != 0 and "Waiting for deployment spec update to be observed" in rollout.stdout
+    patch_status(env, "work", WORK, "karmada-es-m1", applied(2, generation=2))
+    patch_status(env, "work", WORK, "karmada-es-m2", applied(1, generation=2))
+    wait_for(lambda: get(env, "deploy", "nginx", "-n", "default")["status"].get("observedGeneration") == 2)
+    env.admin("rollout", "status", "deploy/nginx", "-n", "default", "--timeout=20s", timeout=30)
+
+
+def test_cluster_resource_binding_of_a_persistent_volume(env: PullMode) -> None:
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "data"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}},
+    }
+    apply(env, pv)
+    uid = get(env, "pv", "data")["metadata"]["uid"]
+    crb_id = str(uuid.uuid4())
+    crb = {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ClusterResourceBinding",
+        "metadata": {
+            "name": "data-persistentvolume",
+            "labels": {"clusterresourcebinding.karmada.io/permanent-id": crb_id},
+        },
+        "spec": {
+            "resource": {"apiVersion": "v1", "kind": "PersistentVolume", "name": "data", "uid": uid},
+            "clusters": [{"name": "m1"}],
+        },
+    }
+    apply(env, crb)
+    env.admin(
+        "patch",
+        "clusterresourcebinding",
+        "data-persistentvolume",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"lastScheduledTime": "2024-05-01T00:00:00Z"}}),
+    )
+    name = work_name("PersistentVolume", "data")
+    manifest = dict(pv)
+    apply(
+        env,
+        {
+            "apiVersion": "work.karmada.io/v1alpha1",
+            "kind": "Work",
+            "metadata": {
+                "name": name,
+                "namespace": "karmada-es-m1",
+                "labels": {"clusterresourcebinding.karmada.io/permanent-id": crb_id},
+                "annotations": {"clusterresourcebinding.karmada.io/name": "data-persistentvolume"},
+            },
+            "spec": {"workload": {"manifests": [manifest]}},
+        },
+    )
+    status = applied(1)
+    status["manifestStatuses"] = [
+        {
+            "identifier": {
+                "ordinal": 0,
+                "version": "v1",
+                "kind": "PersistentVolume",
+                "resource": "persistentvolumes",
+                "name": "data",
+            },
+            "status": {"phase": "Bound"},
+            "health": "Healthy",
+        }
+    ]
+    patch_status(env, "work", name, "karmada-es-m1", status)
+
+    def crb_applied() -> bool:
+        return (
+            condition(get(env, "clusterresourcebinding", "data-persistentvolume"), "FullyApplied").get("status")
+            == "True"
+        )
+
+    wait_for(crb_applied, what="CRB FullyApplied")
+    items = get(env, "clusterresourcebinding", "data-persistentvolume")["status"]["aggregatedStatus"]
+    assert items == [{"clusterName": "m1", "applied": True, "status": {"phase": "Bound"}, "health": "Healthy"}]
+    wait_for(lambda: (get(env, "pv", "data").get("status") or {}).get("phase") == "Bound", what="PV status")
