@@ -129,7 +129,11 @@ def binding_keys(kind: str) -> Any:
 
 
 def work_keys(event: str, work: Obj, old: Obj | None) -> list[Key]:
-    """The binding a Work belongs to, when the Work appears, goes, or its status changes."""
+    """The binding a Work belongs to, when its status changes or it goes. A Work appearing
+    without status (just written by the binding controller) has nothing to tell yet; one
+    appearing with status is a relist after a missed stretch, or a restart."""
+    if event == "ADDED" and not (work.get("status") or {}).get("conditions"):
+        return []
     if event == "MODIFIED" and old is not None and old.get("status") == work.get("status"):
         return []
     annotations = (work.get("metadata") or {}).get("annotations") or {}
