@@ -27,7 +27,7 @@ so a restart re-reads the caches and converges without extra writes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from controlplane.context import Context
@@ -105,9 +105,11 @@ def _scheduled(binding: Obj) -> bool:
     return bool((binding.get("status") or {}).get("lastScheduledTime"))
 
 
-def binding_keys(kind: str) -> Any:
-    """Binding events worth a look: a scheduled binding appearing, or its spec, schedule
-    or identity changing (not this controller's own status writes)."""
+def binding_keys(kind: str) -> Callable[[str, Obj, Obj | None], list[Key]]:
+    """Binding events worth a look (Karmada's predicate): a scheduled binding appearing (so
+    a restart looks at every binding once), or its template changing
+    (``spec.resource.resourceVersion``: the template's generation may have moved). Its own
+    status writes, and the scheduler's, wake nobody; Work status changes do the rest."""
 
     def keys(event: str, obj: Obj, old: Obj | None) -> list[Key]:
         if event == "DELETED" or not _scheduled(obj):
@@ -116,16 +118,16 @@ def binding_keys(kind: str) -> Any:
         key = (kind, str(meta.get("namespace", "")), str(meta["name"]))
         if old is None or old is obj:  # new, or a resync
             return [key]
-        old_meta = old.get("metadata") or {}
-        if (
-            meta.get("generation") != old_meta.get("generation")
-            or meta.get("labels") != old_meta.get("labels")
-            or (obj.get("status") or {}).get("lastScheduledTime") != (old.get("status") or {}).get("lastScheduledTime")
-        ):
+        old_labels = (old.get("metadata") or {}).get("labels")
+        if _template_version(obj) != _template_version(old) or meta.get("labels") != old_labels:
             return [key]
         return []
 
     return keys
+
+
+def _template_version(binding: Obj) -> Any:
+    return ((binding.get("spec") or {}).get("resource") or {}).get("resourceVersion")
 
 
 def work_keys(event: str, work: Obj, old: Obj | None) -> list[Key]:
