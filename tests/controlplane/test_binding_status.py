@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from controlplane.binding_status import RB, BindingStatusController
+from controlplane.binding_status import CRB, RB, BindingStatusController, binding_keys, work_keys
 from karmada.api.names import work_name
 from karmada.kube import EventRecorder, KubeClient, ResourceMapper, from_kubeconfig
 from karmada.kube.informer_factory import InformerFactory
@@ -32,6 +32,58 @@ SCHEDULED = {
     "message": "Binding has been scheduled successfully.",
     "lastTransitionTime": "2024-05-01T00:00:00Z",
 }
+
+
+def _binding(rv: str = "1", scheduled: bool = True, **meta: Any) -> dict[str, Any]:
+    status = {"lastScheduledTime": "2024-05-01T00:00:00Z"} if scheduled else {}
+    return {
+        "metadata": {"name": "b", "namespace": "ns", **meta},
+        "spec": {"resource": {"resourceVersion": rv}},
+        "status": status,
+    }
+
+
+_SCHEDULED = _binding()
+
+
+@pytest.mark.parametrize(
+    ("event", "obj", "old", "queued"),
+    [
+        ("ADDED", _SCHEDULED, None, True),
+        ("ADDED", _binding(scheduled=False), None, False),
+        ("MODIFIED", _SCHEDULED, _SCHEDULED, True),  # a resync
+        ("MODIFIED", _binding("2"), _binding("1"), True),  # the template changed
+        ("MODIFIED", _binding(generation=3), _binding(generation=2), False),  # spec only: Works will tell
+        ("MODIFIED", {**_binding(), "status": {"lastScheduledTime": "x", "conditions": []}}, _binding(), False),
+        ("MODIFIED", _binding(labels={"id": "1"}), _binding(), True),  # its permanent id arrived
+        ("DELETED", _SCHEDULED, _SCHEDULED, False),
+    ],
+)
+def test_binding_events(event: str, obj: dict[str, Any], old: dict[str, Any] | None, queued: bool) -> None:
+    assert binding_keys(RB)(event, obj, old) == ([(RB, "ns", "b")] if queued else [])
+
+
+RB_WORK = {
+    "metadata": {"annotations": {"resourcebinding.karmada.io/namespace": "ns", "resourcebinding.karmada.io/name": "b"}}
+}
+CRB_WORK = {"metadata": {"annotations": {"clusterresourcebinding.karmada.io/name": "c"}}}
+APPLIED = {"status": {"conditions": [{"type": "Applied", "status": "True"}]}}
+
+
+@pytest.mark.parametrize(
+    ("event", "obj", "old", "keys"),
+    [
+        ("ADDED", RB_WORK, None, []),  # just written, no status yet
+        ("ADDED", {**RB_WORK, **APPLIED}, None, [(RB, "ns", "b")]),  # a relist or a restart
+        ("MODIFIED", {**RB_WORK, **APPLIED}, RB_WORK, [(RB, "ns", "b")]),
+        ("MODIFIED", {**RB_WORK, **APPLIED, "spec": {}}, {**RB_WORK, **APPLIED}, []),  # spec only
+        ("DELETED", RB_WORK, RB_WORK, [(RB, "ns", "b")]),
+        ("DELETED", CRB_WORK, CRB_WORK, [(CRB, "", "c")]),
+        ("DELETED", {"metadata": {"name": "w"}}, None, []),  # no binding's
+    ],
+)
+def test_work_events(event: str, obj: dict[str, Any], old: dict[str, Any] | None, keys: list[Any]) -> None:
+    assert work_keys(event, obj, old) == keys
 
 
 @pytest.fixture(scope="module")
