@@ -434,3 +434,47 @@ def test_cluster_resource_binding_of_a_persistent_volume(env: PullMode) -> None:
     items = get(env, "clusterresourcebinding", "data-persistentvolume")["status"]["aggregatedStatus"]
     assert items == [{"clusterName": "m1", "applied": True, "status": {"phase": "Bound"}, "health": "Healthy"}]
     wait_for(lambda: (get(env, "pv", "data").get("status") or {}).get("phase") == "Bound", what="PV status")
+
+
+def test_a_work_without_the_template_fails_its_binding_only(env: PullMode) -> None:
+    """Bad input: a Work labelled for a binding whose template it does not carry."""
+    other_id = str(uuid.uuid4())
+    apply(env, dict(deployment(), metadata={"name": "lonely", "namespace": "default"}))
+    uid = get(env, "deploy", "lonely", "-n", "default")["metadata"]["uid"]
+    broken = binding(uid, {"m1": 1})
+    broken["metadata"] = {
+        "name": "lonely-deployment",
+        "namespace": "default",
+        "labels": {"resourcebinding.karmada.io/permanent-id": other_id},
+    }
+    broken["spec"]["resource"]["name"] = "lonely"
+    apply(env, broken)
+    patch_status(env, "resourcebinding", "lonely-deployment", "default", {"lastScheduledTime": "2024-05-01T00:00:00Z"})
+    stray = work("m1", 1)  # carries nginx, not lonely
+    stray["metadata"].update(
+        name=work_name("Deployment", "lonely", "default"),
+        labels={"resourcebinding.karmada.io/permanent-id": other_id},
+        annotations={
+            "resourcebinding.karmada.io/namespace": "default",
+            "resourcebinding.karmada.io/name": "lonely-deployment",
+        },
+    )
+    apply(env, stray)
+    patch_status(env, "work", stray["metadata"]["name"], "karmada-es-m1", applied(1))
+
+    def failed_event() -> dict[str, Any] | None:
+        events = json.loads(env.admin("get", "events", "-n", "default", "-o", "json").stdout)["items"]
+        return next(
+            (
+                e
+                for e in events
+                if e["reason"] == "AggregateStatusFailed" and e["involvedObject"]["name"] == "lonely-deployment"
+            ),
+            None,
+        )
+
+    event = wait_for(failed_event, what="AggregateStatusFailed on the binding")
+    assert event["type"] == "Warning" and "holds no manifest Deployment default/lonely" in event["message"]
+    # the good binding is still served: a status change there still flows
+    patch_status(env, "work", WORK, "karmada-es-m2", failed())
+    wait_for(lambda: condition(rb(env), "FullyApplied").get("status") == "False", what="nginx still aggregated")
