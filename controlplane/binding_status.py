@@ -187,6 +187,8 @@ class BindingStatusController:
         binding = self.caches[kind].get(name, namespace)
         if binding is None or binding["metadata"].get("deletionTimestamp") or not _scheduled(binding):
             return None
+        # listed objects carry no apiVersion/kind; writes and Events need them
+        binding = {**binding, "apiVersion": RESOURCE_BINDINGS.api_version, "kind": kind}
         label = RESOURCE_BINDING_PERMANENT_ID_LABEL if kind == RB else CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL
         binding_id = (binding["metadata"].get("labels") or {}).get(label)
         if not binding_id:

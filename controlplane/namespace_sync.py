@@ -142,7 +142,8 @@ def namespace_work(
         "controller": True,
         "blockOwnerDeletion": True,
     }
-    work: Obj = copy.deepcopy(dict(existing)) if existing else {"apiVersion": WORKS.api_version, "kind": "Work"}
+    # listed objects carry no apiVersion/kind: set them, so a cached Work compares equal
+    work: Obj = {**copy.deepcopy(dict(existing or {})), "apiVersion": WORKS.api_version, "kind": "Work"}
     work_meta = work.setdefault("metadata", {})
     work_meta.update({"name": name, "namespace": space, "labels": labels, "finalizers": finalizers})
     if annotations:
@@ -269,6 +270,8 @@ class NamespaceSyncController:
         if existing is not None and existing["metadata"].get("deletionTimestamp"):
             raise KubeError(409, "Conflict", f"work {space}/{name} is being deleted")
         desired = namespace_work(namespace, cluster_name, manifest, override_annotations, existing)
+        if existing is not None:
+            existing = {**existing, "apiVersion": WORKS.api_version, "kind": "Work"}
         if existing is None:
             try:
                 stored = await self.client.create(WORKS, desired, space)

@@ -478,3 +478,23 @@ def test_a_work_without_the_template_fails_its_binding_only(env: PullMode) -> No
     # the good binding is still served: a status change there still flows
     patch_status(env, "work", WORK, "karmada-es-m2", failed())
     wait_for(lambda: condition(rb(env), "FullyApplied").get("status") == "False", what="nginx still aggregated")
+
+
+def test_a_restart_writes_nothing(env: PullMode) -> None:
+    def versions() -> tuple[str, str]:
+        return (
+            rb(env)["metadata"]["resourceVersion"],
+            get(env, "deploy", "nginx", "-n", "default")["metadata"]["resourceVersion"],
+        )
+
+    before = versions()
+    assert env.controlplane is not None
+    env.controlplane.stop()
+    env.start_controlplane("--controllers=bindingStatus", "--leader-elect=false")
+    # something to do after the start-up pass: the volume is released in m1
+    name = work_name("PersistentVolume", "data")
+    status = json.loads(env.admin("get", "work", name, "-n", "karmada-es-m1", "-o", "json").stdout)["status"]
+    status["manifestStatuses"][0]["status"] = {"phase": "Released"}
+    patch_status(env, "work", name, "karmada-es-m1", status)
+    wait_for(lambda: get(env, "pv", "data")["status"].get("phase") == "Released", what="PV status after the restart")
+    assert versions() == before

@@ -239,6 +239,18 @@ def test_cluster_override_policy_and_a_new_cluster(env: PullMode) -> None:
     wait_for(lambda: namespace_work_of(env, "m3", "team-a"), what="team-a Work in the new cluster")
 
 
+def test_a_restart_writes_nothing(env: PullMode) -> None:
+    before = {m: (namespace_work_of(env, m, "team-a") or {})["metadata"]["resourceVersion"] for m in ("m1", "m2", "m3")}
+    assert env.controlplane is not None
+    env.controlplane.stop()
+    env.start_controlplane("--controllers=namespace", "--leader-elect=false")
+    env.admin("create", "namespace", "after-restart")
+    # one worker: the namespaces listed at start were reconciled before this one
+    wait_for(lambda: namespace_work_of(env, "m3", "after-restart"), what="a Work after the restart")
+    after = {m: (namespace_work_of(env, m, "team-a") or {})["metadata"]["resourceVersion"] for m in ("m1", "m2", "m3")}
+    assert after == before
+
+
 def test_deleted_namespace_removes_its_works(env: PullMode) -> None:
     env.admin("delete", "namespace", "team-a", "--wait=false")
 
