@@ -239,6 +239,43 @@ def test_cluster_override_policy_and_a_new_cluster(env: PullMode) -> None:
     wait_for(lambda: namespace_work_of(env, "m3", "team-a"), what="team-a Work in the new cluster")
 
 
+def test_a_failing_override_fails_only_its_cluster(env: PullMode) -> None:
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "ClusterOverridePolicy",
+        "metadata": {"name": "broken"},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "v1", "kind": "Namespace", "name": "flaky"}],
+            "overrideRules": [
+                {
+                    "targetCluster": {"clusterNames": ["m1"]},
+                    "overriders": {"plaintext": [{"path": "/spec/nothing/here", "operator": "replace", "value": 1}]},
+                }
+            ],
+        },
+    }
+    env.admin("apply", "-f", "-", stdin=json.dumps(policy))
+    env.admin("create", "namespace", "flaky")
+    for member in ("m2", "m3"):
+        wait_for(functools.partial(namespace_work_of, env, member, "flaky"), what=f"flaky Work in {member}")
+
+    def warning() -> dict[str, Any] | None:
+        events = json.loads(env.admin("get", "events", "-n", "default", "-o", "json").stdout)["items"]
+        return next((e for e in events if e["involvedObject"]["name"] == "flaky"), None)
+
+    event = wait_for(warning, what="SyncWorkFailed on the namespace")
+    assert (event["type"], event["reason"], event["involvedObject"]["kind"]) == (
+        "Warning",
+        "SyncWorkFailed",
+        "Namespace",
+    )
+    assert event["message"].startswith("sync namespace(flaky) to cluster(m1) failed due to: ")
+    assert "ClusterOverridePolicy broken" in event["message"]
+    assert namespace_work_of(env, "m1", "flaky") is None
+    env.admin("delete", "clusteroverridepolicy", "broken")
+    wait_for(functools.partial(namespace_work_of, env, "m1", "flaky"), what="flaky Work in m1 once the policy is gone")
+
+
 def test_a_restart_writes_nothing(env: PullMode) -> None:
     before = {m: (namespace_work_of(env, m, "team-a") or {})["metadata"]["resourceVersion"] for m in ("m1", "m2", "m3")}
     assert env.controlplane is not None
