@@ -4,6 +4,7 @@ the skip label, ClusterOverridePolicies, a new cluster, and deletion."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import re
@@ -20,6 +21,7 @@ from controlplane.namespace_sync import (
     should_sync,
     skips_auto_propagation,
 )
+from controlplane.options import add_flags, from_args
 from karmada.api.names import work_name
 from tests.factories import cluster
 from tests.pullmode import PullMode, wait_for
@@ -53,6 +55,24 @@ def test_should_sync(name: str, synced: bool) -> None:
 )
 def test_skip_label(labels: dict[str, str], skipped: bool) -> None:
     assert skips_auto_propagation({"metadata": {"name": "n", "labels": labels}}) is skipped
+
+
+@pytest.mark.parametrize(
+    ("argv", "patterns"),
+    [([], ("kube-.*",)), (["--skipped-propagating-namespaces=kube-.*,team-[0-9]+"], ("kube-.*", "team-[0-9]+"))],
+)
+def test_skipped_namespaces_flag(argv: list[str], patterns: tuple[str, ...]) -> None:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    assert from_args(parser.parse_args(argv)).skipped_propagating_namespaces == patterns
+
+
+def test_skipped_namespaces_flag_refuses_a_bad_pattern(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--skipped-propagating-namespaces=team-("])
+    assert 'invalid regular expression "team-("' in capsys.readouterr().err
 
 
 NAMESPACE: dict[str, Any] = {
