@@ -56,6 +56,7 @@ Obj = dict[str, Any]
 CLUSTER_OVERRIDE_POLICIES = Resource(
     "policy.karmada.io", "v1alpha1", "clusteroverridepolicies", "ClusterOverridePolicy", False
 )
+SPACE_RETRY = 1.0  # seconds between looks for a new cluster's execution space
 # metadata the API server owns, pruned from every Work manifest (Karmada's RemoveIrrelevantFields)
 _SERVER_METADATA = (
     "creationTimestamp",
@@ -235,11 +236,12 @@ class NamespaceSyncController:
         namespace = {**namespace, "apiVersion": "v1", "kind": "Namespace"}  # listed objects carry neither
         policies = self._policies()
         errors: list[str] = []
+        waiting = False
         for cluster in sorted(self.clusters.items(), key=lambda c: str(c["metadata"]["name"])):
             if cluster["metadata"].get("deletionTimestamp"):
                 continue  # its execution space is going away with it
             try:
-                await self._sync(namespace, cluster, policies)
+                waiting = not await self._sync(namespace, cluster, policies) or waiting
             except (KubeError, OverrideError, APIValidationError) as exc:
                 cluster_name = cluster["metadata"]["name"]
                 errors.append(f"sync namespace({name}) to cluster({cluster_name}) failed due to: {exc}")
@@ -247,7 +249,7 @@ class NamespaceSyncController:
             message = "; ".join(errors)
             await self.recorder.record(namespace, "Warning", "SyncWorkFailed", message)
             raise RuntimeError(message)
-        return None
+        return SPACE_RETRY if waiting else None
 
     def _policies(self) -> list[ClusterOverridePolicy]:
         parsed = []
@@ -258,7 +260,8 @@ class NamespaceSyncController:
                 log.warning("ClusterOverridePolicy %s ignored: %s", obj["metadata"]["name"], exc)
         return parsed
 
-    async def _sync(self, namespace: Obj, cluster: Obj, policies: list[ClusterOverridePolicy]) -> None:
+    async def _sync(self, namespace: Obj, cluster: Obj, policies: list[ClusterOverridePolicy]) -> bool:
+        """Converge one cluster's Work; False while the cluster has no execution space yet."""
         cluster_name = str(cluster["metadata"]["name"])
         manifest: Obj = namespace
         override_annotations: dict[str, str] = {}
@@ -276,6 +279,10 @@ class NamespaceSyncController:
             try:
                 stored = await self.client.create(WORKS, desired, space)
             except KubeError as exc:
+                if exc.not_found:
+                    # a cluster just joined: the cluster controller is creating its execution space
+                    log.info("namespace %s: waiting for execution space %s", namespace["metadata"]["name"], space)
+                    return False
                 if not exc.already_exists:
                     raise
                 # the cache has not seen it yet: update the stored one next time round
@@ -285,8 +292,9 @@ class NamespaceSyncController:
             stored = await self.client.update(WORKS, desired, space)
             log.info("namespace %s: updated Work %s/%s", namespace["metadata"]["name"], space, name)
         else:
-            return
+            return True
         self.works.store(stored)
+        return True
 
     async def _remove_works(self, namespace: str) -> None:
         """Works of a namespace that is gone (the garbage collector does this too; without one,

@@ -194,9 +194,10 @@ def env(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
         pull.stop()
 
 
-def add_cluster(env: PullMode, name: str) -> None:
+def add_cluster(env: PullMode, name: str, *, space: bool = True) -> None:
     # the cluster controller (not running here) would create the execution space
-    env.admin("create", "namespace", f"karmada-es-{name}")
+    if space:
+        env.admin("create", "namespace", f"karmada-es-{name}")
     body = cluster(name, labels={"name": name}).to_dict()
     body.pop("status", None)
     env.admin("apply", "-f", "-", stdin=json.dumps(body))
@@ -255,8 +256,14 @@ def test_cluster_override_policy_and_a_new_cluster(env: PullMode) -> None:
     m1 = namespace_work_of(env, "m1", "team-a") or {}
     assert "tier" not in m1["spec"]["workload"]["manifests"][0]["metadata"]["labels"]
     # a cluster joining gets the Works of the namespaces that exist
-    add_cluster(env, "m3")
+    add_cluster(env, "m3", space=False)
+    assert env.controlplane is not None
+    log = env.controlplane
+    wait_for(lambda: "waiting for execution space karmada-es-m3" in log.output(), what="waiting for the space")
+    env.admin("create", "namespace", "karmada-es-m3")
     wait_for(lambda: namespace_work_of(env, "m3", "team-a"), what="team-a Work in the new cluster")
+    events = env.admin("get", "events", "-n", "default", "--field-selector", "reason=SyncWorkFailed").stdout
+    assert "team-a" not in events  # a cluster joining is no failure
 
 
 def test_a_failing_override_fails_only_its_cluster(env: PullMode) -> None:
