@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 
 from karmada.durations import parse_duration
-from karmada.flagtypes import boolean, controllers, duration, options_from
+from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler", "bindingStatus", "namespace")
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Options:
     cleanup_check_interval: float = 10.0
     scheduler_name: str = "default-scheduler"
     enable_empty_workload_propagation: bool = False
+    # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
+    skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
     verbosity: int = 2
 
 
@@ -68,7 +71,24 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="BOOL",
         help="propagate workloads scaled to 0 replicas to the selected clusters (false)",
     )
+    parser.add_argument(
+        "--skipped-propagating-namespaces",
+        type=_regex_list,
+        default=defaults.skipped_propagating_namespaces,
+        metavar="REGEX,...",
+        help="comma-separated regexes of namespaces never propagated (kube-.*)",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
+
+
+def _regex_list(text: str) -> tuple[str, ...]:
+    patterns = tuple(comma_list(text))
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise argparse.ArgumentTypeError(f'invalid regular expression "{pattern}": {exc}') from None
+    return patterns
 
 
 def from_args(args: argparse.Namespace) -> Options:
