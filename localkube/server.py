@@ -66,6 +66,8 @@ from localkube.simulation import SimulationConfig
 from localkube.store import Store
 from localkube.watch import Watches, watch_options
 
+# what a request addressed, kept for the request counters once it is answered
+REQUEST_INFO = web.RequestKey("info", RequestInfo)
 log = logging.getLogger("localkube")
 
 Obj = dict[str, Any]
@@ -285,7 +287,6 @@ class LocalKube:
     # -- request handling -------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         started = time.monotonic()
-        request["info"] = None
         try:
             response = await self._dispatch(request)
         except APIError as error:
@@ -296,7 +297,7 @@ class LocalKube:
             request_id = new_request_id()
             response = self._status_response(internal_error(exc, request_id, request.method, request.path, log))
             response.headers["Audit-Id"] = request_id
-        info = request.get("info")
+        info = request.get(REQUEST_INFO)
         if info is not None:
             applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
             self.metrics.observe(info, response.status, applying)
@@ -399,7 +400,7 @@ class LocalKube:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         info = proxy.connect_info(parse_request(path, request.method, request.query))
-        request["info"] = info
+        request[REQUEST_INFO] = info
         identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
         if not info.is_resource:
             self._authorize(identity, info)
