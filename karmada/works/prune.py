@@ -31,7 +31,12 @@ _SERVER_METADATA = (
 )
 DEPLOYMENT_REVISION_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deployment.kubernetes.io/revision-history")
 JOB_SELECTOR_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
-JOB_TEMPLATE_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name")
+JOB_TEMPLATE_LABELS = (
+    "controller-uid",
+    "job-name",
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+)
 SERVICE_ACCOUNT_UID_ANNOTATION = "kubernetes.io/service-account.uid"
 SERVICE_ACCOUNT_TOKEN_TYPE = "kubernetes.io/service-account-token"
 PVC_SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
