@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "binding")
 
 
 @dataclass

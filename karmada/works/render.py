@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from karmada.api.binding import ResourceBindingSpec, TargetCluster
 from karmada.api.cluster import Cluster
@@ -178,7 +178,7 @@ def _labels(obj: Obj) -> dict[str, str]:
     labels = meta.get("labels")
     if not isinstance(labels, dict):
         labels = meta["labels"] = {}
-    return labels
+    return cast(dict[str, str], labels)
 
 
 def _annotations(obj: Obj) -> dict[str, str]:
@@ -186,7 +186,7 @@ def _annotations(obj: Obj) -> dict[str, str]:
     annotations = meta.get("annotations")
     if not isinstance(annotations, dict):
         annotations = meta["annotations"] = {}
-    return annotations
+    return cast(dict[str, str], annotations)
 
 
 @dataclass
