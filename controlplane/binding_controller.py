@@ -217,7 +217,8 @@ class Templates:
     def cached(self, api_version: str, kind: str, name: str, namespace: str) -> Obj | None:
         """The cached template, only if its kind's cache is running already."""
         informer = self._known.get((api_version, kind))
-        return None if informer is None else informer.get(name, namespace)
+        found = None if informer is None else informer.get(name, namespace)
+        return None if found is None else {**found, "apiVersion": api_version, "kind": kind}
 
     async def get(self, reference: ObjectReference) -> Obj | None:
         """A copy of the template; from the API when the cache is behind the binding's reference."""
@@ -233,8 +234,13 @@ class Templates:
         wanted = int(version) if version.isdigit() else None
         seen = _version(cached)
         if cached is not None and (wanted is None or seen is None or seen >= wanted):
-            return copy.deepcopy(cached)
-        return await self.client.get_or_none(resource, reference.name, namespace or None)
+            found: Obj | None = copy.deepcopy(cached)
+        else:
+            found = await self.client.get_or_none(resource, reference.name, namespace or None)
+        if found is not None:
+            # list responses carry no apiVersion/kind per item; the manifest needs them
+            found["apiVersion"], found["kind"] = resource.api_version, resource.kind
+        return found
 
 
 class BindingController:
