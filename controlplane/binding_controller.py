@@ -62,7 +62,6 @@ from karmada.api.keys import (
 )
 from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
-from karmada.api.policy import ResourceSelector
 from karmada.interpreter import NativeInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
 from karmada.kube.controller import Controller
@@ -70,7 +69,6 @@ from karmada.kube.informer import object_key
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, CLUSTERS, RESOURCE_BINDINGS, WORKS
 from karmada.overrides import OverrideError
-from karmada.selectors import ImplicitPriority, selector_priority
 from karmada.timestamps import now_time
 from karmada.works import (
     CLUSTER_RESOURCE_BINDING,
@@ -90,6 +88,8 @@ from karmada.works import (
     desired_work,
     directly_purged_clusters,
     expected_clusters,
+    policy_selectors,
+    policy_selects,
     render_work,
     target_clusters,
     work_changed,
@@ -329,29 +329,22 @@ class BindingController:
         return sorted(keys)
 
     def _selected(self, policy: Obj, namespace: str | None) -> Iterable[Key]:
-        raw = (policy.get("spec") or {}).get("resourceSelectors") or []
-        if not raw:
+        selectors = policy_selectors(policy)
+        if selectors is None:
             return [
                 _binding_key(b)
                 for b in self.bindings.items()
                 if namespace is None or _meta(b).get("namespace", "") == namespace
             ]
         found: list[Key] = []
-        for item in raw:
-            try:
-                selector = ResourceSelector.from_dict(item)
-            except APIValidationError:
-                continue
-            for key in self._by_kind.get((selector.api_version, selector.kind), ()):
+        for gvk in {(s.api_version, s.kind) for s in selectors}:
+            for key in self._by_kind.get(gvk, ()):
                 if namespace is not None and key[0] != namespace:
                     continue
                 binding = self.bindings.get(key[1], key[0])
                 resource = ((binding or {}).get("spec") or {}).get("resource") or {}
-                template = self.templates.cached(
-                    selector.api_version, selector.kind, str(resource.get("name", "")), key[0]
-                )
-                # a template not cached yet: its binding has not been rendered, so look anyway
-                if template is None or selector_priority(template, selector) > ImplicitPriority.MISMATCH:
+                template = self.templates.cached(gvk[0], gvk[1], str(resource.get("name", "")), key[0])
+                if policy_selects(selectors, template):
                     found.append(key)
         return found
 

@@ -25,6 +25,7 @@ from karmada.works.render import (
     target_clusters,
     work_changed,
 )
+from karmada.works.selection import policy_selectors, policy_selects
 
 # Karmada's event reasons (pkg/events) for what the binding controller does
 EVENT_SYNC_WORK_SUCCEED = "SyncWorkSucceed"
@@ -60,6 +61,8 @@ __all__ = [
     "directly_purged_clusters",
     "expected_clusters",
     "is_workload",
+    "policy_selectors",
+    "policy_selects",
     "prune",
     "record_managed_keys",
     "remove_job_ttl",

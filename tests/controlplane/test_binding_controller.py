@@ -328,3 +328,50 @@ def test_cluster_resource_binding(env: PullMode) -> None:
     wait_for(lambda: deleting(env, "member2", name), what="clusterrole work deleted")
     wait_for(lambda: get(env, "clusterresourcebinding", "reader-clusterrole") is None, what="crb gone")
     release(env, "member2", name)
+
+
+def test_a_directly_evicted_cluster_blocks_syncing_until_its_work_is_gone(env: PullMode) -> None:
+    env.admin("create", "configmap", "evicted", "--from-literal=k=v")
+    template = get(env, "configmap", "evicted") or {}
+    clusters = [{"name": "member1"}, {"name": "member2"}]
+    apply(env, binding_for(template, "evicted-configmap", "0b1e5d0e-5d3c-4a55-bb0e-2c0a7c6d9e01", clusters))
+    name = work_name("ConfigMap", "evicted", "default")
+    wait_for(lambda: work(env, "member1", name) and work(env, "member2", name), what="configmap works")
+    task = {"fromCluster": "member2", "purgeMode": "Directly", "reason": "TaintUntolerated", "producer": "TaintManager"}
+    patch = {
+        "spec": {"clusters": [{"name": "member1"}], "gracefulEvictionTasks": [task], "conflictResolution": "Overwrite"}
+    }
+    patch_binding(env, patch, "evicted-configmap")
+    wait_for(lambda: deleting(env, "member2", name), what="evicted cluster's work deleted at once")
+
+    def resolution() -> str:
+        return str((work(env, "member1", name) or {})["metadata"]["annotations"]["work.karmada.io/conflict-resolution"])
+
+    assert resolution() == "abort", "nothing synced while the evicted cluster still has its Work"
+    release(env, "member2", name)
+    wait_for(lambda: resolution() == "overwrite", timeout=15, what="synced once the evicted Work is gone")
+    env.admin("delete", "configmap", "evicted")
+    wait_for(lambda: deleting(env, "member1", name), what="work deleted with its template")
+    release(env, "member1", name)
+
+
+def test_a_work_someone_else_wrote_is_taken_over_keeping_their_metadata(env: PullMode) -> None:
+    env.admin("create", "configmap", "shared", "--from-literal=k=v")
+    name = work_name("ConfigMap", "shared", "default")
+    foreign = {
+        "apiVersion": "work.karmada.io/v1alpha1",
+        "kind": "Work",
+        "metadata": {"name": name, "namespace": "karmada-es-member3", "labels": {"team": "a"}},
+        "spec": {"workload": {"manifests": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]}},
+    }
+    apply(env, foreign)
+    template = get(env, "configmap", "shared") or {}
+    apply(env, binding_for(template, "shared-configmap", "6f8a3f5e-9a1b-4a8e-a8e5-3d2f1c0b7a60", [{"name": "member3"}]))
+    wait_for(lambda: manifest(env, "member3", name)["metadata"]["name"] == "shared", what="work taken over")
+    stored = work(env, "member3", name) or {}
+    assert stored["metadata"]["labels"]["team"] == "a"
+    assert stored["metadata"]["labels"]["resourcebinding.karmada.io/permanent-id"].startswith("6f8a3f5e")
+    assert stored["metadata"]["finalizers"] == ["karmada.io/execution-controller"]
+    env.admin("delete", "configmap", "shared")
+    wait_for(lambda: deleting(env, "member3", name), what="work deleted with its template")
+    release(env, "member3", name)
