@@ -63,7 +63,7 @@ from karmada.api.keys import (
 from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
 from karmada.interpreter import NativeInterpreter
-from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer import object_key
 from karmada.kube.informer_factory import InformerFactory
@@ -106,6 +106,7 @@ CLUSTER_OVERRIDE_POLICIES = Resource(
 )
 DIRECTLY_PURGE_REQUEUE = 5.0  # Karmada's requeueIntervalForDirectlyPurge
 TEMPLATE_SYNC_TIMEOUT = 30.0
+UNKNOWN_KIND_REQUEUE = 60.0
 WRITE_ATTEMPTS = 3
 WORKERS = 4
 MESSAGE_LIMIT = 4096
@@ -406,7 +407,14 @@ class BindingController:
                 ", ".join(sorted(_meta(w)["namespace"] for w in waiting)),
             )
             return DIRECTLY_PURGE_REQUEUE
-        template = await self.templates.get(spec.resource)
+        try:
+            template = await self.templates.get(spec.resource)
+        except UnknownKind as exc:
+            # a CRD not installed (yet): say so, and look again later rather than in a tight loop
+            message = f"Failed to sync work of {self._describe(binding)}: {exc}"
+            log.warning("binding=%s: %s", self._describe(binding), message)
+            await self.recorder.record(binding, "Warning", EVENT_SYNC_WORK_FAILED, message)
+            return UNKNOWN_KIND_REQUEUE
         if template is None:
             # the template is gone and the garbage collector will take the binding (and so its Works)
             log.info(
