@@ -435,15 +435,18 @@ class BindingController:
         if self.scope.finalizer in finalizers and labels.get(self.scope.id_label):
             return binding
         updated = copy.deepcopy(binding)
+        added = []
         if self.scope.finalizer not in finalizers:
             updated["metadata"]["finalizers"] = [*finalizers, self.scope.finalizer]
+            added.append(f"finalizer {self.scope.finalizer}")
         if not labels.get(self.scope.id_label):
             labels[self.scope.id_label] = str(uuid.uuid4())
             updated["metadata"]["labels"] = labels
+            added.append(f"label {self.scope.id_label}={labels[self.scope.id_label]}")
         namespace, _ = _binding_key(binding)
         stored = await self.client.update(self.resource, updated, namespace or None)
         self.bindings.store(stored)
-        log.info("binding=%s: added finalizer %s and id label", self._describe(binding), self.scope.finalizer)
+        log.info("binding=%s: added %s", self._describe(binding), " and ".join(added))
         return stored
 
     async def _delete_work(self, work: Obj) -> bool:
