@@ -165,17 +165,25 @@ class WorkIndex:
 
 
 class Models(Generic[M]):
-    """Parsed models of an informer's objects, parsed once per resourceVersion."""
+    """Parsed models of an informer's objects, parsed once per resourceVersion, and the
+    names of each namespace's objects (so a reconcile reads only its namespace's policies)."""
 
     def __init__(self, informer: Informer, model: type[M]) -> None:
         self.informer = informer
         self.model = model
         self._parsed: dict[tuple[str, str], tuple[str, M | None]] = {}
-        informer.add_handler(self._forget_deleted)
+        self._by_namespace: dict[str, set[str]] = defaultdict(set)
+        informer.add_handler(self._on_event)
 
-    def _forget_deleted(self, kind: str, obj: Obj, old: Obj | None) -> None:
+    def _on_event(self, kind: str, obj: Obj, old: Obj | None) -> None:
+        namespace, name = object_key(obj)
         if kind == "DELETED":
-            self._parsed.pop(object_key(obj), None)
+            self._parsed.pop((namespace, name), None)
+            self._by_namespace[namespace].discard(name)
+            if not self._by_namespace[namespace]:
+                del self._by_namespace[namespace]
+        else:
+            self._by_namespace[namespace].add(name)
 
     def _parse(self, obj: Obj) -> M | None:
         key = object_key(obj)
@@ -195,12 +203,11 @@ class Models(Generic[M]):
         obj = self.informer.get(name, namespace)
         return None if obj is None else self._parse(obj)
 
-    def items(self, namespace: str | None = None) -> list[M]:
+    def items(self, namespace: str = "") -> list[M]:
+        """The valid objects of ``namespace`` ("" for cluster-scoped ones), by name."""
         found = []
-        for obj in self.informer.items():
-            if namespace is not None and _meta(obj).get("namespace", "") != namespace:
-                continue
-            model = self._parse(obj)
+        for name in sorted(self._by_namespace.get(namespace, ())):
+            model = self.get(name, namespace)
             if model is not None:
                 found.append(model)
         return found

@@ -25,6 +25,8 @@ from typing import Any, Protocol, cast
 from karmada.api.binding import ResourceBindingSpec, TargetCluster
 from karmada.api.cluster import Cluster
 from karmada.api.keys import (
+    APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
+    APPLIED_OVERRIDES_ANNOTATION,
     BINDING_CONTROLLER_FINALIZER,
     CLUSTER_RESOURCE_BINDING_ANNOTATION,
     CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER,
@@ -312,7 +314,11 @@ def desired_work(existing: Mapping[str, Any] | None, rendered: RenderedWork, new
     if not labels.get(WORK_PERMANENT_ID_LABEL):
         labels[WORK_PERMANENT_ID_LABEL] = new_id  # what Karmada's webhook adds on create
     meta["labels"] = labels
-    meta["annotations"] = {**(meta.get("annotations") or {}), **rendered.annotations}
+    annotations = dict(meta.get("annotations") or {})
+    # unlike Karmada, which merges and so keeps naming policies that no longer apply
+    for key in (APPLIED_OVERRIDES_ANNOTATION, APPLIED_CLUSTER_OVERRIDES_ANNOTATION):
+        annotations.pop(key, None)
+    meta["annotations"] = {**annotations, **rendered.annotations}
     meta["finalizers"] = sorted({*(meta.get("finalizers") or []), EXECUTION_CONTROLLER_FINALIZER})
     manifest = copy.deepcopy(rendered.manifest)
     record_managed_keys(manifest, labels[WORK_PERMANENT_ID_LABEL])

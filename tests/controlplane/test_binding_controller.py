@@ -324,6 +324,23 @@ def test_cluster_resource_binding(env: PullMode) -> None:
     assert stored["metadata"]["annotations"]["work.karmada.io/conflict-resolution"] == "overwrite"
     found = get(env, "clusterresourcebinding", "reader-clusterrole") or {}
     assert "karmada.io/cluster-resource-binding-controller" in found["metadata"]["finalizers"]
+    # a selector-less ClusterOverridePolicy reaches every binding, cluster-scoped ones too
+    cop = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "ClusterOverridePolicy",
+        "metadata": {"name": "fleet"},
+        "spec": {
+            "overrideRules": [{"overriders": {"labelsOverrider": [{"operator": "add", "value": {"fleet": "blue"}}]}}]
+        },
+    }
+    apply(env, cop)
+    wait_for(lambda: manifest(env, "member2", name)["metadata"]["labels"].get("fleet") == "blue", what="cop applied")
+    annotations = (work(env, "member2", name) or {})["metadata"]["annotations"]
+    assert json.loads(annotations["policy.karmada.io/applied-cluster-overrides"])[0]["policyName"] == "fleet"
+    env.admin("delete", "clusteroverridepolicy", "fleet")
+    wait_for(lambda: "fleet" not in manifest(env, "member2", name)["metadata"]["labels"], what="cop removed")
+    annotations = (work(env, "member2", name) or {})["metadata"]["annotations"]
+    assert "policy.karmada.io/applied-cluster-overrides" not in annotations
     env.admin("delete", "clusterresourcebinding", "reader-clusterrole", "--wait=false")
     wait_for(lambda: deleting(env, "member2", name), what="clusterrole work deleted")
     wait_for(lambda: get(env, "clusterresourcebinding", "reader-clusterrole") is None, what="crb gone")

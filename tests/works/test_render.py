@@ -442,6 +442,15 @@ def test_merge_keeps_the_work_identity_and_foreign_metadata() -> None:
     assert not work_changed(stored, again)
 
 
+def test_applied_overrides_annotations_go_when_no_policy_applies_any_more() -> None:
+    s = spec(clusters=[{"name": "member1"}])
+    with_policy = desired_work(None, render(deployment(), s, ops=[op("p", PLAIN)]), "id")
+    assert "policy.karmada.io/applied-overrides" in with_policy["metadata"]["annotations"]
+    without = desired_work(with_policy, render(deployment(), s), "id")
+    assert "policy.karmada.io/applied-overrides" not in without["metadata"]["annotations"]
+    assert work_changed(with_policy, without)
+
+
 @pytest.mark.parametrize(
     "change",
     [
