@@ -154,6 +154,12 @@ class WorkIndex:
             for entry in self._entries(obj):
                 self._by_id[entry].add(key)
 
+    def add(self, work: Obj) -> None:
+        """Index a Work this process just wrote, before its watch event arrives (a binding
+        deleted at once must still find it)."""
+        for entry in self._entries(work):
+            self._by_id[entry].add(object_key(work))
+
     def works_of(self, scope: Scope, binding_id: str) -> list[Obj]:
         """The cached Works carrying ``binding_id`` under the scope's label."""
         found = []
@@ -610,6 +616,7 @@ class BindingController:
                     continue
                 raise
             self.works.store(stored)
+            self.index.add(stored)
             log.info(
                 "binding=%s: %s work %s/%s (cluster %s)",
                 self._describe(binding),

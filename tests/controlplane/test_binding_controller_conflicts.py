@@ -105,3 +105,25 @@ async def test_an_unserved_template_kind_is_reported_and_retried_later(installed
     finally:
         await informers.stop()
         await client.close()
+
+
+async def test_a_binding_deleted_before_the_watch_reports_its_works_still_deletes_them(installed: PullMode) -> None:
+    admin = installed.admin
+    admin("create", "configmap", "quick", "--from-literal=k=v")
+    binding(admin, "ConfigMap", "quick")
+    client, informers, controller = await started(installed)
+    try:
+        await controller.works.stop()  # no watch event will tell the index about the new Work
+        key = ("default", "quick-configmap")
+        assert await controller.reconcile(key) is None
+        name = work_name("ConfigMap", "quick", "default")
+        assert await client.get_or_none(WORKS, name, "karmada-es-member1") is not None
+        await client.delete(RESOURCE_BINDINGS, "quick-configmap", "default")
+        controller.bindings.store(await client.get(RESOURCE_BINDINGS, "quick-configmap", "default"))
+        assert await controller.reconcile(key) is None
+        work = await client.get(WORKS, name, "karmada-es-member1")
+        assert work["metadata"].get("deletionTimestamp"), "the Work was deleted"
+        assert await client.get_or_none(RESOURCE_BINDINGS, "quick-configmap", "default") is None
+    finally:
+        await informers.stop()
+        await client.close()
