@@ -392,3 +392,19 @@ def test_a_work_someone_else_wrote_is_taken_over_keeping_their_metadata(env: Pul
     env.admin("delete", "configmap", "shared")
     wait_for(lambda: deleting(env, "member3", name), what="work deleted with its template")
     release(env, "member3", name)
+
+
+def test_a_cluster_that_appears_later_gets_its_work(env: PullMode) -> None:
+    env.admin("create", "configmap", "early", "--from-literal=k=v")
+    template = get(env, "configmap", "early") or {}
+    apply(env, binding_for(template, "early-configmap", "2e0c1b7a-3f4d-4c5e-9a8b-7c6d5e4f3a21", [{"name": "member4"}]))
+    wait_for(lambda: "SyncWorkFailed" in reasons(env, "early-configmap"), what="SyncWorkFailed for a missing cluster")
+    failed = next(e for e in events(env, "early-configmap") if e["reason"] == "SyncWorkFailed")
+    assert "cluster member4 not found" in failed["message"]
+    env.admin("create", "namespace", "karmada-es-member4")
+    apply(env, cluster("member4").to_dict())
+    name = work_name("ConfigMap", "early", "default")
+    wait_for(lambda: work(env, "member4", name), what="work once the cluster exists")
+    env.admin("delete", "configmap", "early")
+    wait_for(lambda: deleting(env, "member4", name), what="work deleted with its template")
+    release(env, "member4", name)
