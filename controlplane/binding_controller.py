@@ -290,10 +290,10 @@ class BindingController:
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
         self._by_cluster: dict[str, set[Key]] = defaultdict(set)
         self._indexed: dict[Key, tuple[tuple[str, str], frozenset[str]]] = {}
-        bindings.add_handler(self._index_binding)
+        bindings.add_handler(self.index_binding)
 
     # -- event mapping ------------------------------------------------------------------------
-    def _index_binding(self, kind: str, obj: Obj, old: Obj | None) -> None:
+    def index_binding(self, kind: str, obj: Obj, old: Obj | None) -> None:
         key = _binding_key(obj)
         previous = self._indexed.pop(key, None)
         if previous is not None:
@@ -334,11 +334,10 @@ class BindingController:
             return []
         keys: set[Key] = set()
         for policy in [obj] if old is None or old is obj else [obj, old]:
-            namespace: str | None = None
-            if policy.get("kind") == "OverridePolicy":
-                if not self.scope.namespaced:
-                    continue  # OverridePolicies never touch cluster-scoped templates
-                namespace = str(_meta(policy).get("namespace", ""))
+            # an OverridePolicy is the namespaced one (listed items carry no kind to tell)
+            namespace = str(_meta(policy).get("namespace") or "") or None
+            if namespace is not None and not self.scope.namespaced:
+                continue  # OverridePolicies never touch cluster-scoped templates
             keys.update(self._selected(policy, namespace))
         return sorted(keys)
 
