@@ -6,6 +6,7 @@ the stored Work already says so. No I/O: the controller reads its caches,
 calls these, and writes only what changed.
 """
 
+from karmada.works.applied import applied_overrides_annotations, go_json, overriders_shadow
 from karmada.works.prune import prune, remove_job_ttl
 from karmada.works.render import (
     CLUSTER_RESOURCE_BINDING,
@@ -55,12 +56,15 @@ __all__ = [
     "RenderError",
     "RenderedWork",
     "Scope",
+    "applied_overrides_annotations",
     "completions_by_cluster",
     "conflict_resolution",
     "desired_work",
     "directly_purged_clusters",
     "expected_clusters",
+    "go_json",
     "is_workload",
+    "overriders_shadow",
     "policy_selectors",
     "policy_selects",
     "prune",

@@ -54,6 +54,7 @@ from karmada.api.work import WORK_GROUP_VERSION
 from karmada.interpreter.native import Operation
 from karmada.overrides import OverrideResult, apply_overrides
 from karmada.scheduling.assignment import job_completions
+from karmada.works.applied import applied_overrides_annotations
 from karmada.works.prune import prune
 
 Obj = dict[str, Any]
@@ -256,7 +257,7 @@ def render_work(
     _annotations(manifest).update(references)
 
     resolution, warning = conflict_resolution(manifest, spec.conflict_resolution)
-    annotations = {**references, CONFLICT_RESOLUTION_ANNOTATION: resolution, **result.annotations()}
+    annotations = {**references, CONFLICT_RESOLUTION_ANNOTATION: resolution, **applied_overrides_annotations(result)}
 
     namespace = execution_space(target.name)
     manifest_meta = manifest.get("metadata") or {}
