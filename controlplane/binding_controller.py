@@ -33,6 +33,12 @@ targets, and the deletion of one of its Works (so a Work deleted by hand comes
 back). Templates are not watched: the detector updates the binding's
 ``spec.resource.resourceVersion`` when they change.
 
+Knowingly different from Karmada: the finalizer and the binding's permanent id
+are added here when missing (Karmada's detector and webhook add them on
+create); a Work no longer overridden loses its applied-overrides annotations
+(Karmada merges annotations and keeps naming policies that no longer apply);
+Karmada's alpha StatefulFailoverInjection (off by default) is not done.
+
 Each controller runs a few workers on the manager's event loop; a key is
 never reconciled by two workers at once (the work queue guarantees it). On
 restart every binding is reconciled once from the fresh caches; up-to-date
