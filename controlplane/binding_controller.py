@@ -430,7 +430,7 @@ class BindingController:
         except UnknownKind as exc:
             # a CRD not installed (yet): say so, and look again later rather than in a tight loop
             message = f"Failed to sync work of {self._describe(binding)}: {exc}"
-            log.warning("binding=%s: %s", self._describe(binding), message)
+            log.warning("binding=%s: sync failed: %s", self._describe(binding), exc)
             await self.recorder.record(binding, "Warning", EVENT_SYNC_WORK_FAILED, message)
             return UNKNOWN_KIND_REQUEUE
         if template is None:
@@ -580,7 +580,7 @@ class BindingController:
         failures = override_failures + errors
         if failures:
             message = f"Failed to sync work of {self._describe(binding)}: {'; '.join(failures)}"[:MESSAGE_LIMIT]
-            log.warning("binding=%s: %s", self._describe(binding), message)
+            log.warning("binding=%s: sync failed: %s", self._describe(binding), "; ".join(failures))
             for obj in (binding, template):
                 await self.recorder.record(obj, "Warning", EVENT_SYNC_WORK_FAILED, message)
             if api_error is not None:
