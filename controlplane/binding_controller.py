@@ -39,7 +39,7 @@ create); a Work no longer overridden loses its applied-overrides annotations
 (Karmada merges annotations and keeps naming policies that no longer apply);
 Karmada's alpha StatefulFailoverInjection (off by default) is not done.
 
-Each controller runs a few workers on the manager's event loop; a key is
+Each controller runs ``--concurrent-(cluster)resourcebinding-syncs`` workers (5) on the manager's event loop; a key is
 never reconciled by two workers at once (the work queue guarantees it). On
 restart every binding is reconciled once from the fresh caches; up-to-date
 Works are left alone.
@@ -114,7 +114,6 @@ DIRECTLY_PURGE_REQUEUE = 5.0  # Karmada's requeueIntervalForDirectlyPurge
 TEMPLATE_SYNC_TIMEOUT = 30.0
 UNKNOWN_KIND_REQUEUE = 60.0
 WRITE_ATTEMPTS = 3
-WORKERS = 4
 MESSAGE_LIMIT = 4096
 MESSAGE_OVERRIDES_APPLIED = "All override policies were applied."
 
@@ -702,9 +701,16 @@ def setup(context: Context) -> list[Controller[Key]]:
     ops = Models(informers.informer(OVERRIDE_POLICIES), OverridePolicy)
     templates = Templates(context.client, informers, context.mapper)
     controllers: list[Controller[Key]] = []
-    for scope, resource, namespaced_ops, name in (
-        (RESOURCE_BINDING, RESOURCE_BINDINGS, ops, "binding-controller"),
-        (CLUSTER_RESOURCE_BINDING, CLUSTER_RESOURCE_BINDINGS, None, "cluster-resource-binding-controller"),
+    options = context.options
+    for scope, resource, namespaced_ops, name, workers in (
+        (RESOURCE_BINDING, RESOURCE_BINDINGS, ops, "binding-controller", options.concurrent_resourcebinding_syncs),
+        (
+            CLUSTER_RESOURCE_BINDING,
+            CLUSTER_RESOURCE_BINDINGS,
+            None,
+            "cluster-resource-binding-controller",
+            options.concurrent_clusterresourcebinding_syncs,
+        ),
     ):
         bindings = informers.informer(resource)
         controller = BindingController(
@@ -720,7 +726,7 @@ def setup(context: Context) -> list[Controller[Key]]:
             namespaced_ops,
             templates,
         )
-        loop: Controller[Key] = Controller(name, controller.reconcile, workers=WORKERS)
+        loop: Controller[Key] = Controller(name, controller.reconcile, workers=max(1, workers))
         loop.watches(bindings, controller.binding_keys)
         loop.watches(cops.informer, controller.policy_keys)
         if namespaced_ops is not None:

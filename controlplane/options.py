@@ -28,6 +28,8 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    concurrent_resourcebinding_syncs: int = 5
+    concurrent_clusterresourcebinding_syncs: int = 5
     verbosity: int = 2
 
 
@@ -55,6 +57,11 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cleanup-check-interval", "10s"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    for flag, kind in (
+        ("--concurrent-resourcebinding-syncs", "ResourceBindings"),
+        ("--concurrent-clusterresourcebinding-syncs", "ClusterResourceBindings"),
+    ):
+        parser.add_argument(flag, type=int, default=5, metavar="N", help=f"{kind} synced at once (5)")
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 
