@@ -39,8 +39,9 @@ create); a Work no longer overridden loses its applied-overrides annotations
 (Karmada merges annotations and keeps naming policies that no longer apply);
 Karmada's alpha StatefulFailoverInjection (off by default) is not done.
 
-Each controller runs ``--concurrent-(cluster)resourcebinding-syncs`` workers (5) on the manager's event loop; a key is
-never reconciled by two workers at once (the work queue guarantees it). On
+Each controller runs ``--concurrent-(cluster)resourcebinding-syncs`` workers
+(5) on the manager's event loop; a key is never reconciled by two workers at
+once (the work queue guarantees it). On
 restart every binding is reconciled once from the fresh caches; up-to-date
 Works are left alone.
 """
