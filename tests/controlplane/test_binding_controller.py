@@ -270,6 +270,17 @@ def test_a_broken_override_leaves_the_works_and_says_why(env: PullMode) -> None:
     wait_for(lambda: container(env, "member3")["image"] == "fixed.example/nginx:1.25", what="fixed image")
 
 
+def test_a_template_change_reaches_the_works_through_the_binding(env: PullMode) -> None:
+    env.admin("set", "image", "deployment/nginx", "nginx=nginx:1.26")
+    template = get(env, "deployment", "nginx") or {}
+    # what the detector does on a template change: the binding's reference follows it
+    patch_binding(env, {"spec": {"resource": {"resourceVersion": template["metadata"]["resourceVersion"]}}})
+    wait_for(lambda: container(env, "member2")["image"] == "nginx:1.26", what="new image in member2")
+    assert container(env, "member3")["image"] == "fixed.example/nginx:1.26"
+    generation = str(template["metadata"]["generation"])
+    assert manifest(env, "member2")["metadata"]["annotations"]["resourcetemplate.karmada.io/generation"] == generation
+
+
 def test_a_work_deleted_by_hand_comes_back(env: PullMode) -> None:
     old_id = (work(env, "member2") or {})["metadata"]["labels"]["work.karmada.io/permanent-id"]
     env.admin("delete", "work", WORK, "-n", "karmada-es-member2", "--wait=false")
