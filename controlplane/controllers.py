@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from controlplane import agent_approver, binding_status, cluster_controller, namespace_sync, scheduler_controller
+from controlplane import (
+    agent_approver,
+    binding_controller,
+    binding_status,
+    cluster_controller,
+    namespace_sync,
+    scheduler_controller,
+)
 from controlplane.context import Context
 from karmada.kube.controller import Controller
 
@@ -25,6 +32,7 @@ REGISTRY: dict[str, Setup] = {
     "cluster": cluster_controller.setup,
     "agentcsrapproving": agent_approver.setup,
     "scheduler": scheduler_controller.setup,
+    "binding": binding_controller.setup,
     "bindingStatus": binding_status.setup,
     "namespace": namespace_sync.setup,
 }

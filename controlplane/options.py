@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler", "bindingStatus", "namespace")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler", "binding", "bindingStatus", "namespace")
 
 
 @dataclass
@@ -33,6 +33,8 @@ class Options:
     enable_empty_workload_propagation: bool = False
     # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
     skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
+    concurrent_resourcebinding_syncs: int = 5
+    concurrent_clusterresourcebinding_syncs: int = 5
     verbosity: int = 2
 
 
@@ -78,6 +80,11 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="REGEX,...",
         help="comma-separated regexes of namespaces never propagated (kube-.*)",
     )
+    for flag, kind in (
+        ("--concurrent-resourcebinding-syncs", "ResourceBindings"),
+        ("--concurrent-clusterresourcebinding-syncs", "ClusterResourceBindings"),
+    ):
+        parser.add_argument(flag, type=int, default=5, metavar="N", help=f"{kind} synced at once (5)")
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 
