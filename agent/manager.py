@@ -100,7 +100,14 @@ class Agent:
             if "clusterStatus" in self.options.controllers:
                 supervisor.start("cluster-status", status.run)
             if "execution" in self.options.controllers:
-                execution = ExecutionController(self.control_plane, self.member, cluster, name)
+                execution = ExecutionController(
+                    self.control_plane,
+                    self.member,
+                    cluster,
+                    name,
+                    workers=self.options.concurrent_work_syncs,
+                    resync_period=self.options.resync_period,
+                )
                 await execution.start()
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(

@@ -40,6 +40,8 @@ class Options:
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
+    concurrent_work_syncs: int = 5
+    resync_period: float = 0.0
     verbosity: int = 2
 
 
@@ -91,6 +93,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="NAMESPACE",
         help="control-plane namespace of the election Lease (default: karmada-es-<cluster>, which the agent owns)",
+    )
+    parser.add_argument(
+        "--concurrent-work-syncs", type=int, default=5, metavar="N", help="Works synced concurrently (5)"
+    )
+    parser.add_argument(
+        "--resync-period",
+        type=duration,
+        default=0.0,
+        metavar="DURATION",
+        help="how often the informers replay their objects, each Work reconciled again (0: never)",
     )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
