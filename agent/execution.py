@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import json
 import logging
 from typing import Any
@@ -252,6 +253,9 @@ class ExecutionController:
         self.limiter: ControllerRateLimiter[str] = ControllerRateLimiter()
         self.recorder = EventRecorder(control_plane, "execution-controller", cluster_name)
         self.synced_generation: dict[str, int] = {}  # Work -> generation last synced, for SyncSucceed
+        # member object -> (manifest, object) digests of our last write: what the member made of a
+        # manifest (its defaults, its webhooks) is not taken for drift while neither side changed
+        self.written: dict[tuple[Resource, str, str], tuple[str, str]] = {}
         self.works.add_handler(self._work_changed)
         cluster.add_handler(self._cluster_changed)
 
@@ -414,6 +418,7 @@ class ExecutionController:
             return resource, created, True
         cache = await self._cache(resource)
         observed = cache.get(meta["name"], namespace or "")
+        key, wanted = (resource, namespace or "", str(meta["name"])), _manifest_digest(manifest)
         for _ in range(CONFLICT_RETRIES):
             if observed is None:  # not a managed object we know: create it, unless someone else's is there
                 try:
@@ -424,6 +429,7 @@ class ExecutionController:
                     observed = await self.member.get(resource, meta["name"], namespace)
                 else:
                     cache.store(created)
+                    self.written[key] = (wanted, _digest(created))
                     log.info("created %s %s in cluster %s", manifest.get("kind"), _ref(manifest), self.cluster_name)
                     return resource, created, True
             overwrite = (meta.get("annotations") or {}).get(
@@ -431,8 +437,11 @@ class ExecutionController:
             ) == CONFLICT_RESOLUTION_OVERWRITE
             if not _managed(observed) and not overwrite:
                 raise ApplyError(conflict_message(manifest, self.cluster_name))
+            if self.written.get(key) == (wanted, _digest(observed)):
+                return resource, observed, False
             desired = merge_for_update(manifest, observed)
             if _comparable(desired) == _comparable(observed):
+                self.written[key] = (wanted, _digest(observed))
                 return resource, observed, False
             try:
                 updated: Obj = await self.member.update(resource, desired, namespace)
@@ -442,6 +451,7 @@ class ExecutionController:
                 observed = await self.member.get_or_none(resource, meta["name"], namespace)
                 continue
             cache.store(updated)
+            self.written[key] = (wanted, _digest(updated))
             log.info("updated %s %s in cluster %s", manifest.get("kind"), _ref(manifest), self.cluster_name)
             return resource, updated, True
         raise ApplyError(
@@ -561,6 +571,7 @@ class ExecutionController:
             return  # the member does not serve the kind: nothing of it is there
         meta = manifest.get("metadata") or {}
         namespace = (meta.get("namespace") or "default") if resource.namespaced else None
+        self.written.pop((resource, namespace or "", str(meta["name"])), None)
         observed = await self.member.get_or_none(resource, meta["name"], namespace)
         if observed is None or not _managed(observed):
             return
@@ -578,6 +589,15 @@ class ExecutionController:
             if not exc.not_found:
                 raise
         log.info("deleted %s %s in cluster %s", manifest["kind"], _ref(manifest), self.cluster_name)
+
+
+def _manifest_digest(manifest: Obj) -> str:
+    return hashlib.sha1(json.dumps(manifest, sort_keys=True).encode(), usedforsecurity=False).hexdigest()
+
+
+def _digest(obj: Obj) -> str:
+    """What of a member object Karmada owns (no status, no server bookkeeping), hashed."""
+    return _manifest_digest(_comparable(obj))
 
 
 def _ref(manifest: Obj) -> str:

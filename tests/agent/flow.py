@@ -87,3 +87,28 @@ def ready_member(pull_mode: PullMode, member: ServerThread) -> Kubectl:
 
 def apply(pull_mode: PullMode, obj: dict[str, Any]) -> None:
     pull_mode.admin("apply", "-f", "-", stdin=json.dumps(obj))
+
+
+_SERVER_META = ("creationTimestamp", "generation", "managedFields", "resourceVersion", "uid", "selfLink")
+_JOB_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name")
+
+
+def defaulted(pull_mode: PullMode, manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest`` as the control plane stores it (its defaults filled by a server dry-run),
+    pruned as the binding controller prunes a template into a Work (reference 6.3)."""
+    stored = json.loads(
+        pull_mode.admin("create", "--dry-run=server", "-o", "json", "-f", "-", stdin=json.dumps(manifest)).stdout
+    )
+    stored.pop("status", None)
+    for key in _SERVER_META:
+        stored["metadata"].pop(key, None)
+    spec = stored.get("spec") or {}
+    if stored["kind"] == "Job" and not spec.get("manualSelector"):
+        spec.pop("selector", None)
+        labels = spec["template"].get("metadata", {}).get("labels", {})
+        for key in _JOB_LABELS:
+            labels.pop(key, None)
+    if stored["kind"] == "Service" and spec.get("clusterIP") != "None":
+        spec.pop("clusterIP", None)
+        spec.pop("clusterIPs", None)
+    return dict(stored)

@@ -13,8 +13,8 @@ from tests.agent.flow import (
     apply,
     condition,
     get_work,
-    reasons,
     ready_member,
+    reasons,
     wait_condition,
     work,
 )
@@ -112,7 +112,7 @@ def test_kind_missing_in_member_fails_alone_until_its_crd_arrives(pull_mode: Pul
 
 def test_rejected_manifest_fails_alone_with_the_members_message(pull_mode: PullMode, member1: ServerThread) -> None:
     member = ready_member(pull_mode, member1)
-    bad = {
+    bad: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": "bad", "namespace": "default"},
@@ -148,7 +148,11 @@ def test_rejected_manifest_fails_alone_with_the_members_message(pull_mode: PullM
 def test_conflict_with_a_cluster_scoped_object(pull_mode: PullMode, member1: ServerThread) -> None:
     member = ready_member(pull_mode, member1)
     member("create", "namespace", "theirs-ns")
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "theirs-ns", "labels": {"x": "y"}}}
+    namespace: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "theirs-ns", "labels": {"x": "y"}},
+    }
     apply(pull_mode, work("ns-conflict", namespace))
     failed = wait_condition(pull_mode, "ns-conflict", "Applied", "False")
     assert failed["message"] == (
