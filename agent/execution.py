@@ -214,7 +214,7 @@ def dispatching_condition(work: Obj) -> Condition:
     return (DISPATCHING, "True", "Dispatching", DISPATCHING_MESSAGE)
 
 
-def _work_spec_changed(kind: str, obj: Obj, old: Obj | None) -> bool:
+def work_spec_changed(kind: str, obj: Obj, old: Obj | None) -> bool:
     """Whether a Work event is worth a reconcile (GenerationChangedPredicate, plus the start of
     deletion; a resync replays the cached object itself and passes)."""
     if kind != "MODIFIED" or old is None or old is obj:
@@ -272,7 +272,7 @@ class ExecutionController:
 
     # -- event handlers -----------------------------------------------------------------------
     def _work_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
-        if _work_spec_changed(kind, obj, old):
+        if work_spec_changed(kind, obj, old):
             self.controller.enqueue(obj["metadata"]["name"])
 
     def _cluster_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
