@@ -27,7 +27,9 @@ POD_SPEC = {"containers": [{"name": "c", "image": "nginx", "resources": {"reques
 
 @pytest.fixture(scope="module")
 def member1() -> Iterator[ServerThread]:
-    yield from start_server(port=0, simulation=SimulationConfig(nodes=2, node_prefix="m", workloads=True))
+    yield from start_server(
+        port=0, simulation=SimulationConfig(nodes=2, node_prefix="m", workloads=True, shutdown_seconds=0.2)
+    )
 
 
 def _meta(name: str) -> dict[str, Any]:
@@ -252,3 +254,15 @@ def test_writes_for_one_deployment(
     # one write with Applied (and Dispatching), then one per change of the reflected status at most
     assert 1 <= len(status_writes) <= 1 + status_changes
     assert len(events) <= 3, "WorkDispatching, SyncSucceed on the Work and on the template; none per status change"
+
+
+def test_deleting_the_work_removes_the_workload_and_its_pods(pull_mode: PullMode, member1: ServerThread) -> None:
+    member = ready_member(pull_mode, member1)
+    apply(pull_mode, work("doomed", defaulted(pull_mode, _workload("Deployment", "doomed", replicas=2))))
+    wait_for(functools.partial(_healthy, pull_mode, "doomed"), what="doomed running")
+    assert member("get", "pods", "-l", "app=doomed", "-o", "name").stdout.count("pod/") == 2
+    pull_mode.admin("delete", "work", "doomed", "-n", NS, "--wait=false")
+    wait_for(lambda: get_work(pull_mode, "doomed") is None, what="Work gone")
+    assert member("get", "deploy", "doomed", check=False).returncode == 1
+    # deleted in the background: the ReplicaSet and the Pods follow
+    wait_for(lambda: member("get", "rs,pods", "-l", "app=doomed", "-o", "name").stdout == "", what="dependents gone")
