@@ -342,8 +342,8 @@ class ExecutionController:
         for ordinal, manifest in enumerate(manifests):
             try:
                 resource, applied, changed = await self._apply(manifest)
-            except (ApplyError, KubeError) as exc:
-                message = exc.message if isinstance(exc, KubeError) else str(exc)
+            except (ApplyError, KubeError, TimeoutError) as exc:
+                message = exc.message if isinstance(exc, KubeError) else str(exc) or "timed out waiting for the member"
                 errors.append(message)
                 outcomes.append((manifest, message))
                 log.warning(

@@ -21,6 +21,8 @@ from tests.agent.flow import (
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
 
+CONFLICT = "work.karmada.io/conflict-resolution"
+
 
 def configmap(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": data}
@@ -151,7 +153,7 @@ def test_conflict_with_a_cluster_scoped_object(pull_mode: PullMode, member1: Ser
     namespace: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": "theirs-ns", "labels": {"x": "y"}},
+        "metadata": {"name": "theirs-ns", "labels": {"x": "y"}, "annotations": {CONFLICT: "abort"}},
     }
     apply(pull_mode, work("ns-conflict", namespace))
     failed = wait_condition(pull_mode, "ns-conflict", "Applied", "False")
@@ -161,7 +163,7 @@ def test_conflict_with_a_cluster_scoped_object(pull_mode: PullMode, member1: Ser
         "resource"
     )
     assert member("get", "ns", "theirs-ns", "-o", "jsonpath={.metadata.labels.x}").stdout == ""
-    namespace["metadata"]["annotations"] = {"work.karmada.io/conflict-resolution": "overwrite"}
+    namespace["metadata"]["annotations"] = {CONFLICT: "overwrite"}
     apply(pull_mode, work("ns-conflict", namespace))
     wait_condition(pull_mode, "ns-conflict", "Applied", "True")
     labels = json.loads(member("get", "ns", "theirs-ns", "-o", "jsonpath={.metadata.labels}").stdout)
