@@ -266,3 +266,19 @@ def test_deleting_the_work_removes_the_workload_and_its_pods(pull_mode: PullMode
     assert member("get", "deploy", "doomed", check=False).returncode == 1
     # deleted in the background: the ReplicaSet and the Pods follow
     wait_for(lambda: member("get", "rs,pods", "-l", "app=doomed", "-o", "name").stdout == "", what="dependents gone")
+
+
+def test_a_restarted_agent_writes_nothing_for_works_in_step(pull_mode: PullMode, member1: ServerThread) -> None:
+    member = ready_member(pull_mode, member1)
+    apply(pull_mode, work("steady", defaulted(pull_mode, _workload("Deployment", "steady", replicas=2))))
+    wait_for(functools.partial(_healthy, pull_mode, "steady"), what="steady running")
+    time.sleep(1)  # the last status change has landed
+    work_version = (get_work(pull_mode, "steady") or {})["metadata"]["resourceVersion"]
+    member_version = member("get", "deploy", "steady", "-o", "jsonpath={.metadata.resourceVersion}").stdout
+    pull_mode.agents["member1"].stop()
+    apply(pull_mode, work("meanwhile", defaulted(pull_mode, _workload("Deployment", "meanwhile", replicas=1))))
+    pull_mode.start_agent(member1, "member1")
+    wait_condition(pull_mode, "meanwhile", "Applied", "True", timeout=40)  # the new agent has caught up
+    time.sleep(1)
+    assert (get_work(pull_mode, "steady") or {})["metadata"]["resourceVersion"] == work_version
+    assert member("get", "deploy", "steady", "-o", "jsonpath={.metadata.resourceVersion}").stdout == member_version
