@@ -238,12 +238,16 @@ class ExecutionController:
         *,
         workers: int = 5,
         resync_period: float = 0.0,
+        apply: bool = True,
+        reflect: bool = True,
     ) -> None:
         self.control_plane = control_plane
         self.member = member
         self.cluster = cluster
         self.cluster_name = cluster_name
         self.resync_period = resync_period
+        self.applies = apply  # Karmada's execution controller
+        self.reflects = reflect  # Karmada's work-status controller
         self.namespace = execution_space(cluster_name)
         self.works = Informer(control_plane, WORKS, namespace=self.namespace, resync_period=resync_period)
         self.mapper = ResourceMapper(member)
@@ -319,6 +323,10 @@ class ExecutionController:
             self.synced_generation.pop(name, None)
             self.limiter.items.forget(name)
             return None
+        if not self.applies:
+            if self.reflects and not work["metadata"].get("deletionTimestamp"):
+                await self._reflect_only(work)
+            return None
         if work["metadata"].get("deletionTimestamp"):
             return None if await self._remove(work) else self.limiter.when(name)
         dispatching = dispatching_condition(work)
@@ -371,7 +379,7 @@ class ExecutionController:
         else:
             applied_condition = (APPLIED, "True", "AppliedSuccessful", APPLIED_MESSAGE)
         was_applied = condition_status(work, APPLIED) == "True"
-        await self._write_status(work, [dispatching, applied_condition], statuses)
+        await self._write_status(work, [dispatching, applied_condition], statuses if self.reflects else None)
         generation = int(work["metadata"].get("generation") or 0)
         worth_an_event = errors or wrote or not was_applied or self.synced_generation.get(name) != generation
         if worth_an_event:
@@ -459,6 +467,26 @@ class ExecutionController:
         )
 
     # -- status -----------------------------------------------------------------------------------
+    async def _reflect_only(self, work: Obj) -> None:
+        """The work-status controller alone (``--controllers=-execution``): the status of the
+        member objects there are, nothing applied."""
+        manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
+        previous = {
+            s.get("identifier", {}).get("ordinal"): s for s in (work.get("status") or {}).get("manifestStatuses") or []
+        }
+        statuses = []
+        for ordinal, manifest in enumerate(manifests):
+            with contextlib.suppress(ApplyError, KubeError, TimeoutError):
+                resource, served = await self._resolve(manifest)
+                if served:
+                    await self._cache(resource)
+            found = await self._observed_status(work, ordinal, manifest, None)
+            if found is not None:
+                statuses.append(found)
+            elif ordinal in previous:
+                statuses.append(previous[ordinal])
+        await self._write_status(work, [], statuses)
+
     async def _observed_status(self, work: Obj, ordinal: int, manifest: Obj, previous: Obj | None) -> Obj | None:
         """The status of a manifest that failed to apply, from the member object still there
         (Karmada's status reflection does not wait for Applied), else the last one reported."""

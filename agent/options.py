@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("clusterStatus", "execution", "certRotation")
+ALL_CONTROLLERS = ("clusterStatus", "execution", "workStatus", "certRotation")
 
 
 @dataclass
@@ -72,7 +72,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--controllers",
         type=controllers(ALL_CONTROLLERS),
         default=ALL_CONTROLLERS,
-        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, certRotation)",
+        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, workStatus, certRotation)",
     )
     for flag, value in (
         ("--cluster-status-update-frequency", "10s"),
