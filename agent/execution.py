@@ -21,6 +21,14 @@ workers (the queue never hands one Work to two workers):
   all in one status write that is skipped when nothing changed. So a member
   object's status change reaches ``manifestStatuses`` at once, from its watch.
 
+Karmada runs the two halves as two controllers; here one reconcile does both
+(one status write instead of two), and ``--controllers`` can still turn off
+either: without ``execution`` only the status of member objects already
+there is reflected, without ``workStatus`` no ``manifestStatuses`` are written.
+What the member made of our last write of each object (its defaults, its
+webhooks) is remembered as a digest, so it is not taken for drift and
+rewritten; a change by anyone else to the object is.
+
 A Work that fails is retried with the controller rate limiter's backoff
 (5 ms doubling, as client-go's), and fails alone: the other Works keep
 flowing. A kind the member does not serve (a CRD installed only on the
