@@ -1,56 +1,133 @@
 """Applying this cluster's Works in the member (Karmada's execution and
 work-status controllers, as a pull-mode agent runs them).
 
-The Works of ``karmada-es-<cluster>`` are watched on the control plane. For
-each manifest the member object is created, or updated when Karmada manages
-it (label ``karmada.io/managed=true``) or the manifest asks to overwrite
-(``work.karmada.io/conflict-resolution: overwrite``); member-side fields are
-kept by the retain rules, and an unchanged object is not written. The Work
-gets ``Applied`` (``AppliedSuccessful`` or ``AppliedFailed`` with the reasons)
-and, per manifest, the reflected status and health. A Work being deleted
-removes what it created (or, with ``preserveResourcesOnDeletion``, strips
-Karmada's marks from it) before its ``karmada.io/execution-controller``
-finalizer goes.
+The Works of ``karmada-es-<cluster>`` are watched on the control plane; a
+Work is reconciled when it is added, when its generation changes or its
+deletion starts (Karmada's GenerationChangedPredicate: our own status writes
+do not come back as work), when one of its member objects changes, and on
+the informers' resync. One reconcile, on one of ``--concurrent-work-syncs``
+workers (the queue never hands one Work to two workers):
+
+- a suspended Work (``spec.suspendDispatching``) gets ``Dispatching`` False
+  and nothing is applied; otherwise ``Dispatching`` True (event
+  ``WorkDispatching`` on each change);
+- each manifest is created in the member, or updated when Karmada manages the
+  member object (label ``karmada.io/managed=true``) or the manifest asks to
+  overwrite (``work.karmada.io/conflict-resolution: overwrite``); member-side
+  fields are kept by the retain rules, and an unchanged object is not written;
+- the Work's status gets ``Applied`` (``AppliedSuccessful``, or
+  ``AppliedFailed`` "Failed to apply all manifests (n/m): <errors>" with the
+  member's own messages) and, per manifest, the reflected status and health,
+  all in one status write that is skipped when nothing changed. So a member
+  object's status change reaches ``manifestStatuses`` at once, from its watch.
+
+Karmada runs the two halves as two controllers; here one reconcile does both
+(one status write instead of two), and ``--controllers`` can still turn off
+either: without ``execution`` only the status of member objects already
+there is reflected, without ``workStatus`` no ``manifestStatuses`` are written.
+What the member made of our last write of each object (its defaults, its
+webhooks) is remembered as a digest, so it is not taken for drift and
+rewritten; a change by anyone else to the object is.
+
+A Work that fails is retried with the controller rate limiter's backoff
+(5 ms doubling, as client-go's), and fails alone: the other Works keep
+flowing. A kind the member does not serve (a CRD installed only on the
+control plane) is resolved through the control plane's discovery and sent to
+the member anyway, so the Work carries the member's answer; discovery is
+refreshed on every miss, so the Work applies once the CRD appears there.
+
+A Work being deleted removes its member objects (propagation Background,
+only those labelled as managed) or, with ``preserveResourcesOnDeletion``,
+strips Karmada's labels and annotations from them, before its
+``karmada.io/execution-controller`` finalizer goes.
 
 Member objects are cached per resource type, only those labelled as managed
-by Karmada and without managedFields; a change to one re-enqueues its Work,
-so drift and deletions in the member are corrected. Five workers; a bad
-manifest fails its own Work only.
+by Karmada and without managedFields. Events are Karmada's:
+``SyncSucceed``/``SyncFailed`` on the Work and on the resource template (the
+reference Karmada builds from the ``resourcetemplate.karmada.io/uid``
+annotation), ``WorkDispatching``, ``ReflectStatusFailed``,
+``InterpretHealthFailed``. Deliberately not recorded: Karmada's
+``ReflectStatusSucceed``/``InterpretHealthSucceed`` on every status
+reflection, and ``SyncSucceed`` when a reconcile found nothing to sync (a
+member status change), so the API writes per change stay one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
 import json
 import logging
 from typing import Any
 
 from karmada.api.keys import (
+    CLUSTER_PROPAGATION_POLICY_ANNOTATION,
+    CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
     CONFLICT_RESOLUTION_ANNOTATION,
     CONFLICT_RESOLUTION_OVERWRITE,
     EXECUTION_CONTROLLER_FINALIZER,
     MANAGED_ANNOTATIONS_ANNOTATION,
     MANAGED_LABEL,
     MANAGED_LABELS_ANNOTATION,
+    PROPAGATION_POLICY_NAME_ANNOTATION,
+    PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
+    PROPAGATION_POLICY_PERMANENT_ID_LABEL,
+    RESOURCE_BINDING_NAME_ANNOTATION,
+    RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+    RESOURCE_BINDING_PERMANENT_ID_LABEL,
+    RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+    RESOURCE_TEMPLATE_UID_ANNOTATION,
     WORK_NAME_ANNOTATION,
     WORK_NAMESPACE_ANNOTATION,
+    WORK_PERMANENT_ID_LABEL,
 )
 from karmada.api.names import execution_space
-from karmada.clusters.conditions import condition_status, set_condition
+from karmada.clusters.conditions import condition_status, find, set_condition
 from karmada.interpreter import health, retain, status
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
 from karmada.kube.controller import Controller
-from karmada.kube.resources import WORKS
+from karmada.kube.ratelimit import ControllerRateLimiter
+from karmada.kube.resources import WORKS, UnknownKind
 from karmada.timestamps import now_time
 
 log = logging.getLogger("agent.execution")
 Obj = dict[str, Any]
+Condition = tuple[str, str, str, str]
+
+DISPATCHING = "Dispatching"
+APPLIED = "Applied"
+SUSPENDED_MESSAGE = "Work dispatching is in a suspended state."
+DISPATCHING_MESSAGE = "Work is being dispatched to member clusters."
+APPLIED_MESSAGE = "Manifest has been successfully applied"
+CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
+
 _SERVER_FIELDS = ("creationTimestamp", "deletionTimestamp", "generation", "managedFields", "resourceVersion", "uid")
-_KARMADA_LABELS = (MANAGED_LABEL, "work.karmada.io/permanent-id", "resourcebinding.karmada.io/permanent-id")
+# what a preserved member object loses when its Work goes (Karmada's ManagedResourceLabels/-Annotations)
+MANAGED_RESOURCE_LABELS = (RESOURCE_BINDING_PERMANENT_ID_LABEL, WORK_PERMANENT_ID_LABEL, MANAGED_LABEL)
+MANAGED_RESOURCE_ANNOTATIONS = (
+    MANAGED_ANNOTATIONS_ANNOTATION,
+    MANAGED_LABELS_ANNOTATION,
+    RESOURCE_BINDING_NAMESPACE_ANNOTATION,
+    RESOURCE_BINDING_NAME_ANNOTATION,
+    RESOURCE_TEMPLATE_UID_ANNOTATION,
+    RESOURCE_TEMPLATE_GENERATION_ANNOTATION,
+    WORK_NAME_ANNOTATION,
+    WORK_NAMESPACE_ANNOTATION,
+)
+# the policy's claim, by the object's scope (Karmada's CleanupPPClaimMetadata / CleanupCPPClaimMetadata)
+_CLAIM_NAMESPACED = (
+    (PROPAGATION_POLICY_PERMANENT_ID_LABEL,),
+    (
+        PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
+        PROPAGATION_POLICY_NAME_ANNOTATION,
+    ),
+)
+_CLAIM_CLUSTER = ((CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,), (CLUSTER_PROPAGATION_POLICY_ANNOTATION,))
 
 
 class ApplyError(Exception):
-    """A manifest that cannot be applied; the message is the condition's."""
+    """A manifest that cannot be applied; the message is the member's (or Karmada's) error."""
 
 
 def _managed(obj: Obj) -> bool:
@@ -72,6 +149,8 @@ def merge_for_update(desired: Obj, observed: Obj) -> Obj:
     for key in ("resourceVersion", "finalizers", "ownerReferences"):
         if seen.get(key):
             meta[key] = seen[key]
+        else:
+            meta.pop(key, None)
     for field, managed_annotation in (
         ("labels", MANAGED_LABELS_ANNOTATION),
         ("annotations", MANAGED_ANNOTATIONS_ANNOTATION),
@@ -79,6 +158,8 @@ def merge_for_update(desired: Obj, observed: Obj) -> Obj:
         dropped = _managed_keys(observed, managed_annotation) - set(meta.get(field) or {})
         kept = {k: v for k, v in (seen.get(field) or {}).items() if k not in dropped}
         meta[field] = {**kept, **(meta.get(field) or {})}
+        if not meta[field]:
+            meta.pop(field)
     result: Obj = (
         retain.retain(merged, observed)
         if (merged.get("apiVersion"), merged.get("kind")) in retain.RETAIN_KINDS
@@ -87,29 +168,108 @@ def merge_for_update(desired: Obj, observed: Obj) -> Obj:
     return result
 
 
+def strip_karmada_marks(manifest: Obj) -> Obj:
+    """A manifest without Karmada's labels and annotations and the policy's claim
+    (what a member object keeps when its Work is deleted with preserveResourcesOnDeletion)."""
+    stripped = copy.deepcopy(manifest)
+    meta = stripped.setdefault("metadata", {})
+    claim_labels, claim_annotations = _CLAIM_NAMESPACED if meta.get("namespace") else _CLAIM_CLUSTER
+    for field, keys in (
+        ("labels", (*claim_labels, *MANAGED_RESOURCE_LABELS)),
+        ("annotations", (*claim_annotations, *MANAGED_RESOURCE_ANNOTATIONS)),
+    ):
+        values = meta.get(field) or {}
+        for key in keys:
+            values.pop(key, None)
+        if field in meta and not values:
+            meta.pop(field)
+    return stripped
+
+
 def _comparable(obj: Obj) -> Obj:
     view = copy.deepcopy(obj)
     view.pop("status", None)
+    meta = view.get("metadata", {})
     for key in _SERVER_FIELDS:
-        view.get("metadata", {}).pop(key, None)
+        meta.pop(key, None)
+    for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if not meta.get(key):
+            meta.pop(key, None)
     return view
 
 
-class ExecutionController:
-    """Keeps the member in step with this cluster's Works."""
+def aggregate(errors: list[str]) -> str:
+    """Several errors as one message, as Go's ``errors.NewAggregate`` prints them."""
+    return errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
 
-    def __init__(self, control_plane: KubeClient, member: KubeClient, cluster: Informer, cluster_name: str) -> None:
+
+def applied_failed_message(succeeded: int, total: int, errors: list[str]) -> str:
+    return f"Failed to apply all manifests ({succeeded}/{total}): {aggregate(errors)}"
+
+
+def conflict_message(manifest: Obj, cluster: str) -> str:
+    meta = manifest.get("metadata") or {}
+    return (
+        f"resource(kind={manifest.get('kind')}, {meta.get('namespace', '')}/{meta.get('name')}) already exists in "
+        f"the cluster {cluster} and the {CONFLICT_RESOLUTION_ANNOTATION} strategy value is empty, Karmada will not "
+        "manage this resource"
+    )
+
+
+def dispatching_condition(work: Obj) -> Condition:
+    if (work.get("spec") or {}).get("suspendDispatching"):
+        return (DISPATCHING, "False", "SuspendDispatching", SUSPENDED_MESSAGE)
+    return (DISPATCHING, "True", "Dispatching", DISPATCHING_MESSAGE)
+
+
+def work_spec_changed(kind: str, obj: Obj, old: Obj | None) -> bool:
+    """Whether a Work event is worth a reconcile (GenerationChangedPredicate, plus the start of
+    deletion; a resync replays the cached object itself and passes)."""
+    if kind != "MODIFIED" or old is None or old is obj:
+        return True
+    meta, before = obj["metadata"], old["metadata"]
+    return bool(
+        meta.get("generation") != before.get("generation")
+        or meta.get("deletionTimestamp") != before.get("deletionTimestamp")
+    )
+
+
+class ExecutionController:
+    """Keeps the member in step with this cluster's Works, and the Works' status in step with the member."""
+
+    def __init__(
+        self,
+        control_plane: KubeClient,
+        member: KubeClient,
+        cluster: Informer,
+        cluster_name: str,
+        *,
+        workers: int = 5,
+        resync_period: float = 0.0,
+        apply: bool = True,
+        reflect: bool = True,
+    ) -> None:
         self.control_plane = control_plane
         self.member = member
         self.cluster = cluster
         self.cluster_name = cluster_name
+        self.resync_period = resync_period
+        self.applies = apply  # Karmada's execution controller
+        self.reflects = reflect  # Karmada's work-status controller
         self.namespace = execution_space(cluster_name)
-        self.works = Informer(control_plane, WORKS, namespace=self.namespace)
+        self.works = Informer(control_plane, WORKS, namespace=self.namespace, resync_period=resync_period)
         self.mapper = ResourceMapper(member)
+        self.control_plane_mapper = ResourceMapper(control_plane)
         self.caches: dict[Resource, Informer] = {}
-        self.controller: Controller[str] = Controller("execution", self.reconcile, workers=5)
+        self.controller: Controller[str] = Controller("execution", self.reconcile, workers=workers)
+        self.limiter: ControllerRateLimiter[str] = ControllerRateLimiter()
         self.recorder = EventRecorder(control_plane, "execution-controller", cluster_name)
-        self.works.add_handler(lambda kind, obj, old: self.controller.enqueue(obj["metadata"]["name"]))
+        self.synced_generation: dict[str, int] = {}  # Work -> generation last synced, for SyncSucceed
+        # member object -> (manifest, object) digests of our last write: what the member made of a
+        # manifest (its defaults, its webhooks) is not taken for drift while neither side changed
+        self.written: dict[tuple[Resource, str, str], tuple[str, str]] = {}
+        self.works.add_handler(self._work_changed)
+        cluster.add_handler(self._cluster_changed)
 
     async def start(self) -> None:
         self.works.start()
@@ -122,139 +282,281 @@ class ExecutionController:
         for cache in self.caches.values():
             await cache.stop()
 
-    # -- member caches ------------------------------------------------------------------------
-    async def _cache(self, resource: Resource) -> Informer:
-        cache = self.caches.get(resource)
-        if cache is None:
-            cache = Informer(self.member, resource, label_selector=f"{MANAGED_LABEL}=true")
-            cache.add_handler(self._member_changed)
-            self.caches[resource] = cache
-            cache.start()
-            await cache.wait_synced(60)
-        return cache
+    # -- event handlers -----------------------------------------------------------------------
+    def _work_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
+        if work_spec_changed(kind, obj, old):
+            self.controller.enqueue(obj["metadata"]["name"])
+
+    def _cluster_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
+        # Works that waited for the cluster go again when it turns Ready
+        if condition_status(obj, "Ready") == "True" and (old is None or condition_status(old, "Ready") != "True"):
+            for work in self.works.items():
+                self.controller.enqueue(work["metadata"]["name"])
 
     def _member_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
         annotations = obj["metadata"].get("annotations") or {}
         if annotations.get(WORK_NAMESPACE_ANNOTATION) == self.namespace and annotations.get(WORK_NAME_ANNOTATION):
             self.controller.enqueue(annotations[WORK_NAME_ANNOTATION])
 
+    # -- member caches ------------------------------------------------------------------------
+    async def _cache(self, resource: Resource) -> Informer:
+        cache = self.caches.get(resource)
+        if cache is None:
+            cache = Informer(
+                self.member, resource, label_selector=f"{MANAGED_LABEL}=true", resync_period=self.resync_period
+            )
+            cache.add_handler(self._member_changed)
+            self.caches[resource] = cache
+            cache.start()
+        await cache.wait_synced(60)
+        return cache
+
+    async def _resolve(self, manifest: Obj) -> tuple[Resource, bool]:
+        """The manifest's resource and whether the member serves it. A kind only the control
+        plane serves is still sent to the member, whose refusal is the Work's message."""
+        api_version, kind = str(manifest.get("apiVersion", "")), str(manifest.get("kind", ""))
+        try:
+            return await self.mapper.resource_for(api_version, kind), True
+        except UnknownKind:
+            pass
+        try:
+            return await self.control_plane_mapper.resource_for(api_version, kind), False
+        except UnknownKind:
+            raise ApplyError(f'no matches for kind "{kind}" in version "{api_version}"') from None
+
     # -- reconcile ------------------------------------------------------------------------------
     async def reconcile(self, name: str) -> float | None:
         work = self.works.get(name, self.namespace)
         if work is None:
+            self.synced_generation.pop(name, None)
+            self.limiter.items.forget(name)
             return None
-        manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
+        if not self.applies:
+            if self.reflects and not work["metadata"].get("deletionTimestamp"):
+                await self._reflect_only(work)
+            return None
         if work["metadata"].get("deletionTimestamp"):
-            await self._remove(work, manifests)
-            return None
-        if (work.get("spec") or {}).get("suspendDispatching"):
-            await self._set_conditions(
-                work,
-                [("Dispatching", "False", "SuspendDispatching", "Work dispatching is in a suspended state.")],
-                None,
-            )
+            return None if await self._remove(work) else self.limiter.when(name)
+        dispatching = dispatching_condition(work)
+        if dispatching[1] == "False":
+            log.info("work %s/%s: dispatching suspended, not applied", self.namespace, name)
+            await self._write_status(work, [dispatching], None)
             return None
         cluster = self.cluster.get(self.cluster_name)
         if cluster is None or condition_status(cluster, "Ready") != "True":
-            log.info("work %s waits: cluster %s is not Ready", name, self.cluster_name)
-            return 10.0
+            log.info("work %s/%s waits: cluster %s is not Ready", self.namespace, name, self.cluster_name)
+            await self._write_status(work, [dispatching], None)
+            return None  # the cluster turning Ready enqueues every Work
+        manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
+        previous = {
+            s.get("identifier", {}).get("ordinal"): s for s in (work.get("status") or {}).get("manifestStatuses") or []
+        }
         errors: list[str] = []
         statuses: list[Obj] = []
+        wrote = False
+        outcomes: list[tuple[Obj, str | None]] = []
         for ordinal, manifest in enumerate(manifests):
             try:
-                resource, applied = await self._apply(manifest)
-            except (ApplyError, KubeError, LookupError) as exc:
-                message = exc.message if isinstance(exc, KubeError) else str(exc)
-                errors.append(f"failed to apply {manifest.get('kind')} {_ref(manifest)}: {message}")
+                resource, applied, changed = await self._apply(manifest)
+            except (ApplyError, KubeError, TimeoutError) as exc:
+                message = exc.message if isinstance(exc, KubeError) else str(exc) or "timed out waiting for the member"
+                errors.append(message)
+                outcomes.append((manifest, message))
+                log.warning(
+                    "work %s/%s: applying %s %s failed: %s",
+                    self.namespace,
+                    name,
+                    manifest.get("kind"),
+                    _ref(manifest),
+                    message,
+                )
+                kept = await self._observed_status(work, ordinal, manifest, previous.get(ordinal))
+                if kept is not None:
+                    statuses.append(kept)
                 continue
-            statuses.append(_manifest_status(ordinal, resource, applied))
-        conditions = [("Dispatching", "True", "Dispatching", "Work is being dispatched to member clusters.")]
-        where = f"work({self.namespace}/{name}) to cluster({self.cluster_name})"
+            wrote = wrote or changed
+            outcomes.append((manifest, None))
+            statuses.append(await self._manifest_status(work, ordinal, resource, applied, previous.get(ordinal)))
         if errors:
-            done = len(manifests) - len(errors)
-            message = f"Failed to apply all manifests ({done}/{len(manifests)}): {', '.join(errors)}"
-            conditions.append(("Applied", "False", "AppliedFailed", message))
-            await self.recorder.record(work, "Warning", "SyncFailed", f"Failed to sync {where}, err: {message}")
-        else:
-            conditions.append(("Applied", "True", "AppliedSuccessful", "Manifest has been successfully applied"))
-            if condition_status(work, "Applied") != "True":
-                await self.recorder.record(work, "Normal", "SyncSucceed", f"Sync {where} successful.")
-        await self._set_conditions(work, conditions, statuses)
-        return 30.0 if errors else None
-
-    async def _apply(self, manifest: Obj) -> tuple[Resource, Obj]:
-        resource = await self.mapper.resource_for(manifest["apiVersion"], manifest["kind"])
-        meta = manifest.get("metadata") or {}
-        namespace = (meta.get("namespace") or "default") if resource.namespaced else None
-        cache = await self._cache(resource)
-        observed = cache.get(meta["name"], namespace or "")
-        if observed is None:  # not a managed object we know: create it, unless someone else's is there
-            try:
-                created: Obj = await self.member.create(resource, manifest, namespace)
-            except KubeError as exc:
-                if not exc.already_exists:
-                    raise
-                observed = await self.member.get(resource, meta["name"], namespace)
-            else:
-                cache.store(created)
-                return resource, created
-        overwrite = (meta.get("annotations") or {}).get(CONFLICT_RESOLUTION_ANNOTATION) == CONFLICT_RESOLUTION_OVERWRITE
-        if not _managed(observed) and not overwrite:
-            raise ApplyError(
-                f"resource(kind={manifest['kind']}, {_ref(manifest)}) already exists in the cluster "
-                f"{self.cluster_name} and the work.karmada.io/conflict-resolution strategy value is empty, "
-                "Karmada will not manage this resource"
+            applied_condition: Condition = (
+                APPLIED,
+                "False",
+                "AppliedFailed",
+                applied_failed_message(len(manifests) - len(errors), len(manifests), errors),
             )
-        desired = merge_for_update(manifest, observed)
-        if _comparable(desired) == _comparable(observed):
-            return resource, observed
-        updated: Obj = await self.member.update(resource, desired, namespace)
-        cache.store(updated)
-        return resource, updated
+        else:
+            applied_condition = (APPLIED, "True", "AppliedSuccessful", APPLIED_MESSAGE)
+        was_applied = condition_status(work, APPLIED) == "True"
+        await self._write_status(work, [dispatching, applied_condition], statuses if self.reflects else None)
+        generation = int(work["metadata"].get("generation") or 0)
+        worth_an_event = errors or wrote or not was_applied or self.synced_generation.get(name) != generation
+        if worth_an_event:
+            await self._sync_events(work, outcomes, errors)
+        if errors:
+            self.synced_generation.pop(name, None)
+            return self.limiter.when(name)
+        self.synced_generation[name] = generation
+        self.limiter.items.forget(name)
+        return None
 
-    async def _remove(self, work: Obj, manifests: list[Obj]) -> None:
-        preserve = bool((work.get("spec") or {}).get("preserveResourcesOnDeletion"))
-        for manifest in manifests:
-            try:
-                resource = await self.mapper.resource_for(manifest["apiVersion"], manifest["kind"])
-            except LookupError:
+    async def _sync_events(self, work: Obj, outcomes: list[tuple[Obj, str | None]], errors: list[str]) -> None:
+        for manifest, error in outcomes:
+            reference = _template_reference(manifest)
+            if reference is None:
                 continue
             meta = manifest.get("metadata") or {}
-            namespace = (meta.get("namespace") or "default") if resource.namespaced else None
-            observed = await self.member.get_or_none(resource, meta["name"], namespace)
-            if observed is None or not _managed(observed):
-                continue
-            if preserve:
-                kept = copy.deepcopy(observed)
-                labels = kept["metadata"].get("labels") or {}
-                for key in _KARMADA_LABELS:
-                    labels.pop(key, None)
-                annotations = kept["metadata"].get("annotations") or {}
-                for key in [k for k in annotations if "karmada.io/" in k]:
-                    annotations.pop(key)
-                await self.member.update(resource, kept, namespace)
+            if error is None:
+                where = f"{meta.get('namespace', '')}/{meta.get('name')}"
+                message = f"Successfully applied resource({where}) to cluster {self.cluster_name}"
+                await self.recorder.record(reference, "Normal", "SyncSucceed", message)
             else:
-                try:
-                    await self.member.delete(resource, meta["name"], namespace)
-                except KubeError as exc:
-                    if not exc.not_found:
-                        raise
-        finalizers = work["metadata"].get("finalizers") or []
-        if EXECUTION_CONTROLLER_FINALIZER in finalizers:
-            updated = copy.deepcopy(work)
-            updated["metadata"]["finalizers"] = [f for f in finalizers if f != EXECUTION_CONTROLLER_FINALIZER]
-            try:
-                await self.control_plane.update(WORKS, updated, self.namespace)
-            except KubeError as exc:
-                if not exc.not_found:
-                    raise
+                message = (
+                    f"Failed to create or update resource({_ref(manifest)}) in member cluster({self.cluster_name}): "
+                    f"{error}"
+                )
+                await self.recorder.record(reference, "Warning", "SyncFailed", message)
+        where = f"work({self.namespace}/{work['metadata']['name']}) to cluster({self.cluster_name})"
+        if errors:
+            await self.recorder.record(
+                work, "Warning", "SyncFailed", f"Failed to sync {where}, err: {aggregate(errors)}"
+            )
+        else:
+            log.info("synced %s", where)
+            await self.recorder.record(work, "Normal", "SyncSucceed", f"Sync {where} successful.")
 
-    async def _set_conditions(
-        self, work: Obj, conditions: list[tuple[str, str, str, str]], statuses: list[Obj] | None
-    ) -> None:
+    async def _apply(self, manifest: Obj) -> tuple[Resource, Obj, bool]:
+        """Create or update one manifest in the member: ``(resource, member object, written)``."""
+        resource, served = await self._resolve(manifest)
+        meta = manifest.get("metadata") or {}
+        namespace = (meta.get("namespace") or "default") if resource.namespaced else None
+        if not served:  # no cache for what the member lacks: ask it directly, for its own answer
+            created: Obj = await self.member.create(resource, manifest, namespace)
+            return resource, created, True
+        cache = await self._cache(resource)
+        observed = cache.get(meta["name"], namespace or "")
+        key, wanted = (resource, namespace or "", str(meta["name"])), _manifest_digest(manifest)
+        for _ in range(CONFLICT_RETRIES):
+            if observed is None:  # not a managed object we know: create it, unless someone else's is there
+                try:
+                    created = await self.member.create(resource, manifest, namespace)
+                except KubeError as exc:
+                    if not exc.already_exists:
+                        raise
+                    observed = await self.member.get(resource, meta["name"], namespace)
+                else:
+                    cache.store(created)
+                    self.written[key] = (wanted, _digest(created))
+                    log.info("created %s %s in cluster %s", manifest.get("kind"), _ref(manifest), self.cluster_name)
+                    return resource, created, True
+            overwrite = (meta.get("annotations") or {}).get(
+                CONFLICT_RESOLUTION_ANNOTATION
+            ) == CONFLICT_RESOLUTION_OVERWRITE
+            if not _managed(observed) and not overwrite:
+                raise ApplyError(conflict_message(manifest, self.cluster_name))
+            if self.written.get(key) == (wanted, _digest(observed)):
+                return resource, observed, False
+            desired = merge_for_update(manifest, observed)
+            if _comparable(desired) == _comparable(observed):
+                self.written[key] = (wanted, _digest(observed))
+                return resource, observed, False
+            try:
+                updated: Obj = await self.member.update(resource, desired, namespace)
+            except KubeError as exc:
+                if not exc.conflict:
+                    raise
+                observed = await self.member.get_or_none(resource, meta["name"], namespace)
+                continue
+            cache.store(updated)
+            self.written[key] = (wanted, _digest(updated))
+            log.info("updated %s %s in cluster %s", manifest.get("kind"), _ref(manifest), self.cluster_name)
+            return resource, updated, True
+        raise ApplyError(
+            f"{manifest.get('kind')} {_ref(manifest)} kept changing: {CONFLICT_RETRIES} conflicts in a row"
+        )
+
+    # -- status -----------------------------------------------------------------------------------
+    async def _reflect_only(self, work: Obj) -> None:
+        """The work-status controller alone (``--controllers=-execution``): the status of the
+        member objects there are, nothing applied."""
+        manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
+        previous = {
+            s.get("identifier", {}).get("ordinal"): s for s in (work.get("status") or {}).get("manifestStatuses") or []
+        }
+        statuses = []
+        for ordinal, manifest in enumerate(manifests):
+            with contextlib.suppress(ApplyError, KubeError, TimeoutError):
+                resource, served = await self._resolve(manifest)
+                if served:
+                    await self._cache(resource)
+            found = await self._observed_status(work, ordinal, manifest, None)
+            if found is not None:
+                statuses.append(found)
+            elif ordinal in previous:
+                statuses.append(previous[ordinal])
+        await self._write_status(work, [], statuses)
+
+    async def _observed_status(self, work: Obj, ordinal: int, manifest: Obj, previous: Obj | None) -> Obj | None:
+        """The status of a manifest that failed to apply, from the member object still there
+        (Karmada's status reflection does not wait for Applied), else the last one reported."""
+        resource = None
+        with contextlib.suppress(ApplyError, KubeError):
+            resource, served = await self._resolve(manifest)
+            if not served:
+                resource = None
+        cache = self.caches.get(resource) if resource is not None else None
+        if resource is not None and cache is not None:
+            meta = manifest.get("metadata") or {}
+            namespace = (meta.get("namespace") or "default") if resource.namespaced else ""
+            observed = cache.get(meta.get("name", ""), namespace)
+            annotations = ((observed or {}).get("metadata") or {}).get("annotations") or {}
+            if observed is not None and annotations.get(WORK_NAME_ANNOTATION) == work["metadata"]["name"]:
+                return await self._manifest_status(work, ordinal, resource, observed, previous)
+        return previous
+
+    async def _manifest_status(
+        self, work: Obj, ordinal: int, resource: Resource, obj: Obj, previous: Obj | None
+    ) -> Obj:
+        identifier: Obj = {
+            "ordinal": ordinal,
+            "version": resource.version,
+            "kind": resource.kind,
+            "resource": resource.plural,
+            "name": obj["metadata"]["name"],
+        }
+        if resource.group:
+            identifier["group"] = resource.group
+        if obj["metadata"].get("namespace"):
+            identifier["namespace"] = obj["metadata"]["namespace"]
+        entry: Obj = {"identifier": identifier}
+        what = f"{resource.kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+        try:
+            reflected = status.reflect_status(obj)
+        except (KeyError, TypeError, ValueError) as exc:
+            # Karmada leaves the status as it was when reflection fails
+            await self.recorder.record(
+                work, "Warning", "ReflectStatusFailed", f"Reflect status for object({what}) failed, err: {exc}."
+            )
+            if previous is not None and "status" in previous:
+                entry["status"] = previous["status"]
+        else:
+            if reflected is not None:
+                entry["status"] = json.loads(json.dumps(reflected))
+        try:
+            entry["health"] = "Healthy" if health.interpret_health(obj) else "Unhealthy"
+        except (KeyError, TypeError, ValueError) as exc:
+            entry["health"] = "Unknown"
+            await self.recorder.record(
+                work, "Warning", "InterpretHealthFailed", f"Interpret health of object({what}) failed, err: {exc}."
+            )
+        return entry
+
+    async def _write_status(self, work: Obj, conditions: list[Condition], statuses: list[Obj] | None) -> None:
+        """One status write with every change, none when nothing changed; events for a
+        changed ``Dispatching``. A 409 (someone wrote the Work meanwhile) retries the reconcile."""
         current = copy.deepcopy(work.get("status") or {})
         new = copy.deepcopy(current)
         now = now_time()
+        before = find(current.get("conditions"), DISPATCHING)
         for kind, state, reason, message in conditions:
             set_condition(new.setdefault("conditions", []), kind, state, reason, message, now)
         if statuses is not None:
@@ -266,31 +568,92 @@ class ExecutionController:
             return
         stored = await self.control_plane.update(WORKS, {**work, "status": new}, self.namespace, subresource="status")
         self.works.store(stored)
+        after = find(new.get("conditions"), DISPATCHING)
+        if after is not None and (before is None or before.get("status") != after.get("status")):
+            await self.recorder.record(work, "Normal", "WorkDispatching", str(after["message"]))
+
+    # -- deletion -----------------------------------------------------------------------------
+    async def _remove(self, work: Obj) -> bool:
+        """Whether the Work's member objects are handled and its finalizer gone."""
+        name = work["metadata"]["name"]
+        manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
+        preserve = bool((work.get("spec") or {}).get("preserveResourcesOnDeletion"))
+        cluster = self.cluster.get(self.cluster_name)
+        ready = cluster is not None and condition_status(cluster, "Ready") == "True"
+        if preserve or ready:
+            for manifest in manifests:
+                await self._remove_one(manifest, preserve)
+        elif cluster is not None and not cluster["metadata"].get("deletionTimestamp"):
+            # keep the member objects until the cluster answers again (Karmada: "cluster not ready");
+            # a cluster being deleted (unjoined) lets its Works go without them
+            log.info("work %s/%s: deletion waits, cluster %s is not Ready", self.namespace, name, self.cluster_name)
+            return False
+        finalizers = work["metadata"].get("finalizers") or []
+        if EXECUTION_CONTROLLER_FINALIZER in finalizers:
+            updated = copy.deepcopy(work)
+            updated["metadata"]["finalizers"] = [f for f in finalizers if f != EXECUTION_CONTROLLER_FINALIZER]
+            try:
+                await self.control_plane.update(WORKS, updated, self.namespace)
+            except KubeError as exc:
+                if not exc.not_found:
+                    raise
+        self.synced_generation.pop(name, None)
+        return True
+
+    async def _remove_one(self, manifest: Obj, preserve: bool) -> None:
+        try:
+            resource = await self.mapper.resource_for(manifest["apiVersion"], manifest["kind"])
+        except UnknownKind:
+            return  # the member does not serve the kind: nothing of it is there
+        meta = manifest.get("metadata") or {}
+        namespace = (meta.get("namespace") or "default") if resource.namespaced else None
+        self.written.pop((resource, namespace or "", str(meta["name"])), None)
+        observed = await self.member.get_or_none(resource, meta["name"], namespace)
+        if observed is None or not _managed(observed):
+            return
+        if preserve:
+            kept = merge_for_update(strip_karmada_marks(manifest), observed)
+            if _comparable(kept) != _comparable(observed):
+                await self.member.update(resource, kept, namespace)
+            log.info(
+                "kept %s %s in cluster %s without Karmada's marks", manifest["kind"], _ref(manifest), self.cluster_name
+            )
+            return
+        try:
+            await self.member.delete(resource, meta["name"], namespace, propagation="Background")
+        except KubeError as exc:
+            if not exc.not_found:
+                raise
+        log.info("deleted %s %s in cluster %s", manifest["kind"], _ref(manifest), self.cluster_name)
+
+
+def _manifest_digest(manifest: Obj) -> str:
+    return hashlib.sha1(json.dumps(manifest, sort_keys=True).encode(), usedforsecurity=False).hexdigest()
+
+
+def _digest(obj: Obj) -> str:
+    """What of a member object Karmada owns (no status, no server bookkeeping), hashed."""
+    return _manifest_digest(_comparable(obj))
 
 
 def _ref(manifest: Obj) -> str:
+    """``namespace/name``, or ``name`` for a cluster-scoped object (klog.KObj)."""
     meta = manifest.get("metadata") or {}
     return f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
 
 
-def _manifest_status(ordinal: int, resource: Resource, obj: Obj) -> Obj:
-    identifier: Obj = {
-        "ordinal": ordinal,
-        "version": resource.version,
-        "kind": resource.kind,
-        "resource": resource.plural,
-        "name": obj["metadata"]["name"],
+def _template_reference(manifest: Obj) -> Obj | None:
+    """The resource template an event about this manifest is recorded on, as Karmada's
+    GenEventRef builds it (its uid from the manifest's annotation); None without one."""
+    meta = manifest.get("metadata") or {}
+    uid = (meta.get("annotations") or {}).get(RESOURCE_TEMPLATE_UID_ANNOTATION)
+    if not uid or not meta.get("name") or not manifest.get("kind"):
+        return None
+    reference: Obj = {
+        "apiVersion": manifest.get("apiVersion", ""),
+        "kind": manifest["kind"],
+        "metadata": {"name": meta["name"], "uid": uid},
     }
-    if resource.group:
-        identifier["group"] = resource.group
-    if obj["metadata"].get("namespace"):
-        identifier["namespace"] = obj["metadata"]["namespace"]
-    entry: Obj = {"identifier": identifier}
-    reflected = status.reflect_status(obj)
-    if reflected is not None:
-        entry["status"] = json.loads(json.dumps(reflected))
-    try:
-        entry["health"] = "Healthy" if health.interpret_health(obj) else "Unhealthy"
-    except (KeyError, TypeError, ValueError):
-        entry["health"] = "Unknown"
-    return entry
+    if meta.get("namespace"):
+        reference["metadata"]["namespace"] = meta["namespace"]
+    return reference

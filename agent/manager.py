@@ -99,8 +99,18 @@ class Agent:
             await cluster.wait_synced(60)
             if "clusterStatus" in self.options.controllers:
                 supervisor.start("cluster-status", status.run)
-            if "execution" in self.options.controllers:
-                execution = ExecutionController(self.control_plane, self.member, cluster, name)
+            enabled = self.options.controllers
+            if "execution" in enabled or "workStatus" in enabled:
+                execution = ExecutionController(
+                    self.control_plane,
+                    self.member,
+                    cluster,
+                    name,
+                    workers=self.options.concurrent_work_syncs,
+                    resync_period=self.options.resync_period,
+                    apply="execution" in enabled,
+                    reflect="workStatus" in enabled,
+                )
                 await execution.start()
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("clusterStatus", "execution", "certRotation")
+ALL_CONTROLLERS = ("clusterStatus", "execution", "workStatus", "certRotation")
 
 
 @dataclass
@@ -40,6 +40,8 @@ class Options:
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
+    concurrent_work_syncs: int = 5
+    resync_period: float = 0.0
     verbosity: int = 2
 
 
@@ -70,7 +72,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--controllers",
         type=controllers(ALL_CONTROLLERS),
         default=ALL_CONTROLLERS,
-        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, certRotation)",
+        help="'*' for all, 'name' to enable, '-name' to disable (clusterStatus, execution, workStatus, certRotation)",
     )
     for flag, value in (
         ("--cluster-status-update-frequency", "10s"),
@@ -91,6 +93,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="NAMESPACE",
         help="control-plane namespace of the election Lease (default: karmada-es-<cluster>, which the agent owns)",
+    )
+    parser.add_argument(
+        "--concurrent-work-syncs", type=int, default=5, metavar="N", help="Works synced concurrently (5)"
+    )
+    parser.add_argument(
+        "--resync-period",
+        type=duration,
+        default=0.0,
+        metavar="DURATION",
+        help="how often the informers replay their objects, each Work reconciled again (0: never)",
     )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
