@@ -43,10 +43,11 @@ strips Karmada's labels and annotations from them, before its
 
 Member objects are cached per resource type, only those labelled as managed
 by Karmada and without managedFields. Events are Karmada's:
-``SyncSucceed``/``SyncFailed`` on the Work and on the resource template (the
-reference Karmada builds from the ``resourcetemplate.karmada.io/uid``
-annotation), ``WorkDispatching``, ``ReflectStatusFailed``,
-``InterpretHealthFailed``. Deliberately not recorded: Karmada's
+``SyncSucceed``/``SyncFailed``, ``WorkDispatching``, ``ReflectStatusFailed``,
+``InterpretHealthFailed``, all on the Work: an agent may write events only in
+its own execution namespace (Karmada's agent may write them anywhere); the
+template's events about its member objects come from the control plane's
+binding-status controller, which reads the same Work status. Deliberately not recorded: Karmada's
 ``ReflectStatusSucceed``/``InterpretHealthSucceed`` on every status
 reflection, and ``SyncSucceed`` when a reconcile found nothing to sync (a
 member status change), so the API writes per change stay one.
@@ -354,14 +355,12 @@ class ExecutionController:
         errors: list[str] = []
         statuses: list[Obj] = []
         wrote = False
-        outcomes: list[tuple[Obj, str | None]] = []
         for ordinal, manifest in enumerate(manifests):
             try:
                 resource, applied, changed = await self._apply(manifest)
             except (ApplyError, KubeError, TimeoutError) as exc:
                 message = exc.message if isinstance(exc, KubeError) else str(exc) or "timed out waiting for the member"
                 errors.append(message)
-                outcomes.append((manifest, message))
                 log.warning(
                     "work %s/%s: applying %s %s failed: %s",
                     self.namespace,
@@ -375,7 +374,6 @@ class ExecutionController:
                     statuses.append(kept)
                 continue
             wrote = wrote or changed
-            outcomes.append((manifest, None))
             statuses.append(await self._manifest_status(work, ordinal, resource, applied, previous.get(ordinal)))
         if errors:
             applied_condition: Condition = (
@@ -391,7 +389,7 @@ class ExecutionController:
         generation = int(work["metadata"].get("generation") or 0)
         worth_an_event = errors or wrote or not was_applied or self.synced_generation.get(name) != generation
         if worth_an_event:
-            await self._sync_events(work, outcomes, errors)
+            await self._sync_events(work, errors)
         if errors:
             self.synced_generation.pop(name, None)
             return self.limiter.when(name)
@@ -399,22 +397,7 @@ class ExecutionController:
         self.limiter.items.forget(name)
         return None
 
-    async def _sync_events(self, work: Obj, outcomes: list[tuple[Obj, str | None]], errors: list[str]) -> None:
-        for manifest, error in outcomes:
-            reference = _template_reference(manifest)
-            if reference is None:
-                continue
-            meta = manifest.get("metadata") or {}
-            if error is None:
-                where = f"{meta.get('namespace', '')}/{meta.get('name')}"
-                message = f"Successfully applied resource({where}) to cluster {self.cluster_name}"
-                await self.recorder.record(reference, "Normal", "SyncSucceed", message)
-            else:
-                message = (
-                    f"Failed to create or update resource({_ref(manifest)}) in member cluster({self.cluster_name}): "
-                    f"{error}"
-                )
-                await self.recorder.record(reference, "Warning", "SyncFailed", message)
+    async def _sync_events(self, work: Obj, errors: list[str]) -> None:
         where = f"work({self.namespace}/{work['metadata']['name']}) to cluster({self.cluster_name})"
         if errors:
             await self.recorder.record(
@@ -640,20 +623,3 @@ def _ref(manifest: Obj) -> str:
     """``namespace/name``, or ``name`` for a cluster-scoped object (klog.KObj)."""
     meta = manifest.get("metadata") or {}
     return f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
-
-
-def _template_reference(manifest: Obj) -> Obj | None:
-    """The resource template an event about this manifest is recorded on, as Karmada's
-    GenEventRef builds it (its uid from the manifest's annotation); None without one."""
-    meta = manifest.get("metadata") or {}
-    uid = (meta.get("annotations") or {}).get(RESOURCE_TEMPLATE_UID_ANNOTATION)
-    if not uid or not meta.get("name") or not manifest.get("kind"):
-        return None
-    reference: Obj = {
-        "apiVersion": manifest.get("apiVersion", ""),
-        "kind": manifest["kind"],
-        "metadata": {"name": meta["name"], "uid": uid},
-    }
-    if meta.get("namespace"):
-        reference["metadata"]["namespace"] = meta["namespace"]
-    return reference

@@ -73,9 +73,6 @@ def agent_rbac(cluster: str) -> list[Obj]:
             "resourceNames": [rotation_csr_name(cluster)],
             "verbs": ["get", "delete"],
         },
-        # events about the resource templates the agent applies, in their own namespaces (Karmada's
-        # agent ClusterRole grants events cluster-wide too)
-        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
     ]
     lease_rules = [
         {

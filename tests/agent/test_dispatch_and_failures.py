@@ -95,11 +95,8 @@ def test_kind_missing_in_member_fails_alone_until_its_crd_arrives(pull_mode: Pul
         "Failed to sync work(karmada-es-member1/widget) to cluster(member1), "
         "err: the server could not find the requested resource"
     ]
-    template_events = reasons(pull_mode, "default", "w")
-    assert template_events["SyncFailed"] == [
-        "Failed to create or update resource(default/w) in member cluster(member1): "
-        "the server could not find the requested resource"
-    ]
+    # the agent writes events only in its own namespace: none on the template
+    assert not reasons(pull_mode, "default", "w")
     member("apply", "-f", "-", stdin=json.dumps(crd()))  # the CRD arrives in the member: the retry applies
     wait_condition(pull_mode, "widget", "Applied", "True", timeout=40)
     assert member("get", "widget", "w", "-o", "jsonpath={.spec.size}").stdout == "3"
@@ -107,9 +104,7 @@ def test_kind_missing_in_member_fails_alone_until_its_crd_arrives(pull_mode: Pul
         "Sync work(karmada-es-member1/widget) to cluster(member1) successful."
         in (reasons(pull_mode, NS, "widget")["SyncSucceed"])
     )
-    assert reasons(pull_mode, "default", "w")["SyncSucceed"] == [
-        "Successfully applied resource(default/w) to cluster member1"
-    ]
+    assert not reasons(pull_mode, "default", "w")
 
 
 def test_rejected_manifest_fails_alone_with_the_members_message(pull_mode: PullMode, member1: ServerThread) -> None:

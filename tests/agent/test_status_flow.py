@@ -253,7 +253,7 @@ def test_writes_for_one_deployment(
     assert member_writes == 1 and generations == {1}, "one create in the member, no updates"
     # one write with Applied (and Dispatching), then one per change of the reflected status at most
     assert 1 <= len(status_writes) <= 1 + status_changes
-    assert len(events) <= 3, "WorkDispatching, SyncSucceed on the Work and on the template; none per status change"
+    assert len(events) <= 2, "WorkDispatching and SyncSucceed on the Work; none per status change"
 
 
 def test_deleting_the_work_removes_the_workload_and_its_pods(pull_mode: PullMode, member1: ServerThread) -> None:
