@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from controlplane import agent_approver, cluster_controller
+from controlplane import agent_approver, cluster_controller, detector
 from controlplane.context import Context
 from karmada.kube.controller import Controller
 
@@ -24,4 +24,5 @@ Setup = Callable[[Context], list[Controller[Any]]]
 REGISTRY: dict[str, Setup] = {
     "cluster": cluster_controller.setup,
     "agentcsrapproving": agent_approver.setup,
+    "detector": detector.setup,
 }

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
-from karmada.flagtypes import boolean, controllers, duration, options_from
+from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "detector")
 
 
 @dataclass
@@ -28,7 +28,28 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
+    # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     verbosity: int = 2
+
+    def feature_enabled(self, gate: str) -> bool:
+        return self.feature_gates.get(gate, FEATURE_GATE_DEFAULTS.get(gate, False))
+
+
+# Karmada's defaults for the gates this implementation consults
+FEATURE_GATE_DEFAULTS = {"PropagationPolicyPreemption": False, "PriorityBasedScheduling": True}
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` (Go's mapStringBool flag)."""
+    gates: dict[str, bool] = {}
+    for item in comma_list(text):
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f'missing bool value for feature gate "{name}"')
+        gates[name.strip()] = boolean(value.strip())
+    return gates
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +76,20 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cleanup-check-interval", "10s"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    parser.add_argument(
+        "--skipped-propagating-namespaces",
+        type=lambda text: tuple(comma_list(text)),
+        default=defaults.skipped_propagating_namespaces,
+        metavar="REGEXES",
+        help="namespaces (anchored regular expressions) whose resources are never propagated (kube-.*)",
+    )
+    parser.add_argument(
+        "--feature-gates",
+        type=feature_gates,
+        default={},
+        metavar="GATES",
+        help="key=value pairs of feature gates, e.g. PropagationPolicyPreemption=true",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 

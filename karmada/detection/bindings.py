@@ -168,7 +168,9 @@ def merged_binding(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> O
         values = dict(meta.get(field) or {})
         values.update(want_meta.get(field) or {})
         meta[field] = values
-    if desired["kind"] == "ResourceBinding" and PROPAGATION_POLICY_PERMANENT_ID_LABEL in (want_meta.get("labels") or {}):
+    if desired["kind"] == "ResourceBinding" and PROPAGATION_POLICY_PERMANENT_ID_LABEL in (
+        want_meta.get("labels") or {}
+    ):
         # a PropagationPolicy took the template: the binding drops any ClusterPropagationPolicy claim
         for field, keys in (("labels", CPP_CLAIM_LABELS), ("annotations", CPP_CLAIM_ANNOTATIONS)):
             for key in keys:

@@ -54,7 +54,9 @@ def _strip(metadata: Obj, labels: tuple[str, ...], annotations: tuple[str, ...])
     return changed
 
 
-def with_claim(obj: Mapping[str, Any], cluster_wide: bool, policy_id: str, name: str, namespace: str = "") -> Obj | None:
+def with_claim(
+    obj: Mapping[str, Any], cluster_wide: bool, policy_id: str, name: str, namespace: str = ""
+) -> Obj | None:
     """A copy of ``obj`` claimed by the policy, or None when it already is exactly so.
 
     A PropagationPolicy claim strips any ClusterPropagationPolicy claim, so an

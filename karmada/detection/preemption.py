@@ -27,9 +27,9 @@ def may_preempt(
     """
     if claim is None or claimed_priority is None:
         return False
-    if claim.cluster_wide == preemptor_cluster_wide and claim.name == preemptor_name:
-        if claim.cluster_wide or claim.namespace == preemptor_namespace:
-            return False  # already its own
+    same_kind = claim.cluster_wide == preemptor_cluster_wide and claim.name == preemptor_name
+    if same_kind and (claim.cluster_wide or claim.namespace == preemptor_namespace):
+        return False  # already its own
     if preemptor_cluster_wide:
         return claim.cluster_wide and preemptor_priority > claimed_priority
     if claim.cluster_wide:
@@ -37,9 +37,7 @@ def may_preempt(
     return preemptor_priority > claimed_priority
 
 
-def deprioritized_preemptors(
-    old_priority: int, new_priority: int, candidates: list[tuple[str, int, str]]
-) -> list[str]:
+def deprioritized_preemptors(old_priority: int, new_priority: int, candidates: list[tuple[str, int, str]]) -> list[str]:
     """Keys of ``(key, priority, preemption)`` candidates to re-examine after a policy's priority fell
     from ``old_priority`` to ``new_priority``: preempting policies strictly between the two, highest first."""
     if new_priority >= old_priority:
