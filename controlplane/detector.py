@@ -224,7 +224,7 @@ class Detector:
         namespace = (new.get("metadata") or {}).get("namespace", "")
         cache = self.pps if kind == PP else self.cpps
         candidates = []
-        for other in cache.items():
+        for other in _items(cache):
             meta = other.get("metadata") or {}
             if kind == PP and meta.get("namespace") != namespace:
                 continue
@@ -258,6 +258,9 @@ class Detector:
 
     def _template_handler(self, api_version: str, kind: str) -> Callable[[str, Obj, Obj | None], list[TemplateKey]]:
         def keys(event: str, obj: Obj, old: Obj | None) -> list[TemplateKey]:
+            obj = {**obj, "apiVersion": api_version, "kind": kind}
+            if old is not None:
+                old = {**old, "apiVersion": api_version, "kind": kind}
             meta = obj.get("metadata") or {}
             key = (api_version, kind, meta.get("namespace", ""), meta.get("name", ""))
             self._index(key, old, None if event == "DELETED" else obj)
@@ -313,18 +316,18 @@ class Detector:
         log.info("detector: watching %s (%s)", resource.plural, resource.api_version)
         await informer.wait_synced(SYNC_TIMEOUT)
         # a cache another controller started earlier does not replay what it holds to a new handler
-        for obj in informer.items():
+        for obj in _items(informer):
             for key in handler("ADDED", obj, None):
                 self.templates.enqueue(key)
         return True
 
     def _template(self, key: TemplateKey) -> Obj | None:
         informer = self.kinds.get(key[:2])
-        return informer.get(key[3], key[2]) if informer is not None else None
+        return _get(informer, key[3], key[2]) if informer is not None else None
 
     def _policy(self, key: PolicyKey) -> ParsedPolicy | None:
         kind, namespace, name = key
-        obj = (self.pps if kind == PP else self.cpps).get(name, namespace)
+        obj = _get(self.pps if kind == PP else self.cpps, name, namespace)
         if obj is None:
             return None
         version = str(obj["metadata"].get("resourceVersion", ""))
@@ -351,7 +354,7 @@ class Detector:
 
     def _cluster_policies(self) -> list[ClusterPropagationPolicy]:
         found = []
-        for obj in self.cpps.items():
+        for obj in _items(self.cpps):
             parsed = self._policy((CPP, "", obj["metadata"]["name"]))
             if parsed is not None and isinstance(parsed.model, ClusterPropagationPolicy):
                 found.append(parsed.model)
@@ -364,13 +367,14 @@ class Detector:
         names = policy.model.spec.dependent_overrides or []
         _, namespace, _ = policy.key
         cache = self.cops if policy.cluster_wide else self.ops
-        return all(cache.get(name, namespace) is not None for name in names)
+        return all(_get(cache, name, namespace) is not None for name in names)
 
     # -- template reconcile ------------------------------------------------------
     async def reconcile_template(self, key: TemplateKey) -> float | None:
         user_change = key in self._user_changed
         self._user_changed.discard(key)
         template = self._template(key)
+        log.debug("detector: reconciling %s (in cache: %s)", key, template is not None)
         if template is None:
             return None
         if claimed_by_other_feature(template) or skip_reason(template, self.skipped_namespaces) is not None:
@@ -380,7 +384,7 @@ class Detector:
         claim = claim_of(template)
         if claim is not None:
             policy_key = self._claim_policy(claim)
-            raw = (self.pps if not claim.cluster_wide else self.cpps).get(policy_key[2], policy_key[1])
+            raw = _get(self.pps if not claim.cluster_wide else self.cpps, policy_key[2], policy_key[1])
             if raw is None:
                 # the policy is gone but its claim stayed (deleted before the claim reached our cache)
                 await self._release(template, claim.cluster_wide, claim.permanent_id)
@@ -398,12 +402,13 @@ class Detector:
             template, self._namespace_policies(namespace) if namespace else [], self._cluster_policies()
         )
         if match is None:
+            log.debug("detector: no policy matches %s", key)
             return None
         meta = match.winner.policy.metadata
         policy = self._policy((match.winner.policy.kind, meta.namespace or "", meta.name or ""))
         if policy is None:
             return None
-        log.info("detector: %s %s/%s: %s", key[1], key[2], key[3], match.reason)
+        log.info("detector: %s %s: %s", key[1], _name_of(template), match.reason)
         return await self._apply(template, policy, user_change)
 
     async def _apply(self, template: Obj, policy: ParsedPolicy, user_change: bool) -> float | None:
@@ -501,7 +506,7 @@ class Detector:
         if self.priority_classes is None:
             self.priority_classes = self.informers.informer(PRIORITY_CLASSES)
             await self.priority_classes.wait_synced(SYNC_TIMEOUT)
-        found = self.priority_classes.get(source.priority_class_name)
+        found = _get(self.priority_classes, source.priority_class_name)
         if found is None:
             raise LookupError(f'priorityclasses.scheduling.k8s.io "{source.priority_class_name}" not found')
         return int(found.get("value") or 0)
@@ -513,7 +518,7 @@ class Detector:
             (RESOURCE_BINDINGS, self.rbs) if kind == "ResourceBinding" else (CLUSTER_RESOURCE_BINDINGS, self.crbs)
         )
         name, namespace = desired["metadata"]["name"], desired["metadata"].get("namespace")
-        existing = cache.get(name, namespace or "")
+        existing = _get(cache, name, namespace or "")
         if existing is None:
             body = {**desired, "metadata": {**desired["metadata"]}}
             body["metadata"]["labels"] = {**desired["metadata"]["labels"], binding_id_label(kind): str(uuid.uuid4())}
@@ -554,7 +559,7 @@ class Detector:
             return stored
 
         await _update_with_retry(
-            cache.get(name, namespace or ""),
+            _get(cache, name, namespace or ""),
             fresh_binding,
             lambda b: without_claim(b, cluster_wide, policy_id),
             write_binding,
@@ -577,7 +582,7 @@ class Detector:
         cluster_wide = kind == CPP
         resource = CLUSTER_PROPAGATION_POLICIES if cluster_wide else PROPAGATION_POLICIES
         cache = self.cpps if cluster_wide else self.pps
-        obj = cache.get(name, namespace)
+        obj = _get(cache, name, namespace)
         if obj is None:
             return None
         if obj["metadata"].get("deletionTimestamp"):
@@ -657,12 +662,12 @@ class Detector:
             if informer is None:
                 continue
             if selector.name:
-                one = informer.get(selector.name, selector.namespace or "")
+                one = _get(informer, selector.name, selector.namespace or "")
                 candidates: Iterable[Obj] = [one] if one is not None else []
                 if one is None and not selector.namespace and policy.cluster_wide:
-                    candidates = [o for o in informer.items() if o["metadata"].get("name") == selector.name]
+                    candidates = [o for o in _items(informer) if o["metadata"].get("name") == selector.name]
             else:
-                candidates = informer.items()
+                candidates = _items(informer)
             for obj in candidates:
                 if claim_of(obj) is None and selector_priority(obj, selector) > ImplicitPriority.MISMATCH:
                     self.templates.enqueue(_template_key(obj))
@@ -676,7 +681,7 @@ class Detector:
             informer = self.kinds.get((selector.api_version, selector.kind))
             if informer is None or not selector.name:
                 continue
-            template = informer.get(selector.name, selector.namespace or "")
+            template = _get(informer, selector.name, selector.namespace or "")
             if template is None or template["metadata"].get("deletionTimestamp"):
                 continue
             if skip_reason(template, self.skipped_namespaces) is not None or claimed_by_other_feature(template):
@@ -773,6 +778,22 @@ async def _update_with_retry(
                 raise
         current = await fresh()
     return False
+
+
+def _typed(informer: Informer, obj: Obj) -> Obj:
+    """List items come without apiVersion and kind (as from kube-apiserver); put them back."""
+    if obj.get("apiVersion") and obj.get("kind"):
+        return obj
+    return {**obj, "apiVersion": informer.resource.api_version, "kind": informer.resource.kind}
+
+
+def _get(informer: Informer, name: str, namespace: str = "") -> Obj | None:
+    found = informer.get(name, namespace)
+    return _typed(informer, found) if found is not None else None
+
+
+def _items(informer: Informer) -> list[Obj]:
+    return [_typed(informer, obj) for obj in informer.items()]
 
 
 def _established(crd: Obj) -> bool:

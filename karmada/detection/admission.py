@@ -93,14 +93,15 @@ def defaulted_spec(spec: Mapping[str, Any], namespace: str | None) -> Obj:
             if not constraint.get("minGroups"):
                 constraint["minGroups"] = 1
         strategy = placement.get("replicaScheduling")
-        divided = _replica_scheduling_type(placement) == "Divided" and isinstance(strategy, dict)
-        if divided and not strategy.get("replicaDivisionPreference"):
+        divided = _replica_scheduling_type(placement) == "Divided"
+        if divided and isinstance(strategy, dict) and not strategy.get("replicaDivisionPreference"):
             strategy["replicaDivisionPreference"] = "Weighted"
     if any((s.get("apiVersion"), s.get("kind")) == SERVICE_IMPORT for s in selectors):
         out["propagateDeps"] = True
     application = (out.get("failover") or {}).get("application")
-    graceful = isinstance(application, dict) and application.get("purgeMode", "Gracefully") == "Gracefully"
-    if graceful and application.get("gracePeriodSeconds") is None:
+    if not isinstance(application, dict):
+        return out
+    if application.get("purgeMode", "Gracefully") == "Gracefully" and application.get("gracePeriodSeconds") is None:
         application["gracePeriodSeconds"] = DEFAULT_GRACE_PERIOD_SECONDS
     return out
 

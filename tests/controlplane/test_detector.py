@@ -1,0 +1,378 @@
+"""The resource detector against localkube, driven with the real kubectl:
+``karmada-controlplane --controllers=detector`` claims templates for policies and
+writes their bindings; policy deletion releases; CRD kinds installed after the
+policy, cluster-scoped templates, priority and preemption; binding GC."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.pullmode import PullMode, wait_for
+from tests.servers import ServerThread
+
+PP_ID = "propagationpolicy.karmada.io/permanent-id"
+CPP_ID = "clusterpropagationpolicy.karmada.io/permanent-id"
+PP_NAME = "propagationpolicy.karmada.io/name"
+PP_NS = "propagationpolicy.karmada.io/namespace"
+CPP_NAME = "clusterpropagationpolicy.karmada.io/name"
+RB_ID = "resourcebinding.karmada.io/permanent-id"
+CRB_ID = "clusterresourcebinding.karmada.io/permanent-id"
+
+
+@pytest.fixture(scope="module")
+def karmada(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
+    env = PullMode(localkube, workdir).install()
+    env.start_controlplane("--controllers=detector", "--v=4", "--feature-gates=PropagationPolicyPreemption=true")
+    try:
+        yield env
+    finally:
+        env.stop()
+
+
+def apply(karmada: PullMode, *docs: dict[str, Any]) -> None:
+    karmada.admin("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+
+
+def get(karmada: PullMode, *what: str) -> dict[str, Any] | None:
+    result = karmada.admin("get", *what, "-o", "json", check=False)
+    return json.loads(result.stdout) if result.returncode == 0 else None
+
+
+def deployment(name: str, namespace: str = "default", replicas: int = 3, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name, **labels}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+                    ]
+                },
+            },
+        },
+    }
+
+
+def policy(
+    name: str, selectors: list[dict[str, Any]], namespace: str | None = "default", **spec: Any
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy" if namespace else "ClusterPropagationPolicy",
+        "metadata": meta,
+        "spec": {"resourceSelectors": selectors, **spec},
+    }
+
+
+def labels(obj: dict[str, Any] | None) -> dict[str, str]:
+    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+
+
+def annotations(obj: dict[str, Any] | None) -> dict[str, str]:
+    return dict(((obj or {}).get("metadata") or {}).get("annotations") or {})
+
+
+def events(karmada: PullMode, name: str, namespace: str = "default") -> list[tuple[str, str]]:
+    found = get(karmada, "events", "-n", namespace, f"--field-selector=involvedObject.name={name}") or {}
+    return [(e["reason"], e["message"]) for e in found.get("items") or []]
+
+
+def test_a_deployment_and_its_policy_make_a_binding(karmada: PullMode) -> None:
+    placement = {
+        "clusterAffinity": {"clusterNames": ["member1", "member2"]},
+        "replicaScheduling": {"replicaSchedulingType": "Divided"},
+        "spreadConstraints": [{"maxGroups": 2}],
+    }
+    apply(
+        karmada,
+        deployment("nginx"),
+        policy(
+            "nginx-pp",
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}],
+            placement=placement,
+            propagateDeps=True,
+            failover={"application": {"decisionConditions": {"tolerationSeconds": 60}}},
+        ),
+    )
+    rb = wait_for(lambda: get(karmada, "rb", "nginx-deployment", "-n", "default"), what="the binding")
+    pp = get(karmada, "pp", "nginx-pp", "-n", "default")
+    assert pp is not None
+    policy_id = labels(pp)[PP_ID]
+    assert "karmada.io/propagation-policy-controller" in pp["metadata"]["finalizers"]
+    assert "namespace" not in pp["spec"]["resourceSelectors"][0]  # defaults are applied when read, not written
+
+    template = get(karmada, "deploy", "nginx", "-n", "default")
+    assert template is not None
+    assert labels(template)[PP_ID] == policy_id
+    assert annotations(template)[PP_NAME] == "nginx-pp" and annotations(template)[PP_NS] == "default"
+
+    assert labels(rb)[PP_ID] == policy_id and labels(rb)[RB_ID]
+    assert annotations(rb)[PP_NAME] == "nginx-pp"
+    (owner,) = rb["metadata"]["ownerReferences"]
+    assert owner == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "nginx",
+        "uid": template["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    spec = rb["spec"]
+    assert spec["resource"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "namespace": "default",
+        "name": "nginx",
+        "uid": template["metadata"]["uid"],
+        "resourceVersion": template["metadata"]["resourceVersion"],
+    }
+    assert spec["replicas"] == 3
+    assert spec["replicaRequirements"]["resourceRequest"] == {"cpu": "100m", "memory": "64Mi"}
+    assert spec["placement"]["replicaScheduling"] == {
+        "replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted",  # the webhook's default
+    }
+    assert spec["placement"]["spreadConstraints"] == [{"spreadByField": "cluster", "maxGroups": 2, "minGroups": 1}]
+    assert spec["propagateDeps"] is True
+    assert spec["failover"]["application"]["gracePeriodSeconds"] == 600
+    assert spec["schedulerName"] == "default-scheduler" and spec["conflictResolution"] == "Abort"
+    assert "clusters" not in spec
+    assert ("ApplyPolicySucceed", "Apply policy(default/nginx-pp) succeed") in events(karmada, "nginx")
+
+
+def test_status_only_changes_write_nothing_and_spec_changes_flow(karmada: PullMode) -> None:
+    rb = get(karmada, "rb", "nginx-deployment", "-n", "default")
+    assert rb is not None
+    version = rb["metadata"]["resourceVersion"]
+    karmada.admin(
+        "patch", "deploy", "nginx", "-n", "default", "--subresource=status", "--type=merge",
+        "-p", json.dumps({"status": {"observedGeneration": 1, "replicas": 3}}),
+    )  # fmt: skip
+    karmada.admin("scale", "deploy", "nginx", "-n", "default", "--replicas=5")
+    rb = wait_for(
+        lambda: (b := get(karmada, "rb", "nginx-deployment", "-n", "default")) and b["spec"].get("replicas") == 5 and b,
+        what="replicas to follow the template",
+    )
+    # the scheduler's field is left alone: write one, then change the policy
+    karmada.admin(
+        "patch", "rb", "nginx-deployment", "-n", "default", "--type=merge",
+        "-p", json.dumps({"spec": {"clusters": [{"name": "member1", "replicas": 5}]}}),
+    )  # fmt: skip
+    karmada.admin(
+        "patch", "pp", "nginx-pp", "-n", "default", "--type=merge",
+        "-p", json.dumps({"spec": {"placement": {"clusterAffinity": {"clusterNames": ["member3"]}}}}),
+    )  # fmt: skip
+    rb = wait_for(
+        lambda: (
+            (b := get(karmada, "rb", "nginx-deployment", "-n", "default"))
+            and b["spec"]["placement"].get("clusterAffinity") == {"clusterNames": ["member3"]}
+            and b
+        ),
+        what="the placement edit to reach the binding",
+    )
+    assert rb["spec"]["clusters"] == [{"name": "member1", "replicas": 5}]
+    assert rb["metadata"]["resourceVersion"] != version
+    settled = rb["metadata"]["resourceVersion"]
+    # a label nobody selects on: the template reconciles, the binding keeps its version but for resourceVersion
+    karmada.admin(
+        "patch", "deploy", "nginx", "-n", "default", "--subresource=status", "--type=merge",
+        "-p", json.dumps({"status": {"replicas": 5}}),
+    )  # fmt: skip
+    assert get(karmada, "rb", "nginx-deployment", "-n", "default")["metadata"]["resourceVersion"] == settled  # type: ignore[index]
+
+
+def test_a_template_no_policy_selects_gets_nothing(karmada: PullMode) -> None:
+    apply(karmada, deployment("lonely"), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c1"}})
+    apply(
+        karmada,
+        deployment("canary"),
+        policy("canary-pp", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "canary"}]),
+    )
+    wait_for(lambda: get(karmada, "rb", "canary-deployment", "-n", "default"), what="canary's binding")
+    assert get(karmada, "rb", "lonely-deployment", "-n", "default") is None
+    lonely = get(karmada, "deploy", "lonely", "-n", "default")
+    assert PP_ID not in labels(lonely)
+
+
+def test_deleting_the_policy_releases_and_another_policy_takes_over(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        deployment("web", tier="front"),
+        policy("web-high", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}], priority=10),
+        policy(
+            "web-low",
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "labelSelector": {"matchLabels": {"tier": "front"}}}],
+            priority=1,
+        ),
+    )
+    rb = wait_for(lambda: get(karmada, "rb", "web-deployment", "-n", "default"), what="web's binding")
+    assert annotations(rb)[PP_NAME] == "web-high"
+    rb_id = labels(rb)[RB_ID]
+    karmada.admin("delete", "pp", "web-high", "-n", "default", "--wait=true", "--timeout=20s")
+    # released, then re-matched by the remaining policy, which rewrites the same binding
+    rb = wait_for(
+        lambda: (
+            (b := get(karmada, "rb", "web-deployment", "-n", "default"))
+            and annotations(b).get(PP_NAME) == "web-low"
+            and b
+        ),
+        what="web-low to take the template",
+    )
+    assert labels(rb)[RB_ID] == rb_id  # the same binding object
+    low = get(karmada, "pp", "web-low", "-n", "default")
+    template = get(karmada, "deploy", "web", "-n", "default")
+    assert labels(template)[PP_ID] == labels(low)[PP_ID]
+    # the last policy goes: template and binding are released, the binding stays
+    karmada.admin("delete", "pp", "web-low", "-n", "default", "--wait=true", "--timeout=20s")
+    template = wait_for(
+        lambda: (t := get(karmada, "deploy", "web", "-n", "default")) and PP_ID not in labels(t) and t,
+        what="the template to be released",
+    )
+    assert PP_NAME not in annotations(template)
+    rb = get(karmada, "rb", "web-deployment", "-n", "default")
+    assert rb is not None and PP_ID not in labels(rb) and PP_NAME not in annotations(rb)
+
+
+def test_a_policy_that_stops_selecting_releases(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        deployment("shop", tier="back"),
+        policy(
+            "back-pp",
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "labelSelector": {"matchLabels": {"tier": "back"}}}],
+        ),
+    )
+    wait_for(lambda: get(karmada, "rb", "shop-deployment", "-n", "default"), what="shop's binding")
+    karmada.admin("label", "deploy", "shop", "-n", "default", "tier=other", "--overwrite")
+    # a template whose labels moved away keeps its claim until the policy changes (Karmada's rule) ...
+    karmada.admin(
+        "patch", "pp", "back-pp", "-n", "default", "--type=merge", "-p", json.dumps({"spec": {"priority": 2}})
+    )
+    # ... and then it is released from both
+    wait_for(lambda: PP_ID not in labels(get(karmada, "deploy", "shop", "-n", "default")), what="shop released")
+    wait_for(
+        lambda: PP_ID not in labels(get(karmada, "rb", "shop-deployment", "-n", "default")), what="binding released"
+    )
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            }
+        ],
+    },
+}
+
+
+def test_a_custom_kind_installed_after_its_policy(karmada: PullMode) -> None:
+    apply(karmada, policy("widgets", [{"apiVersion": "example.com/v1", "kind": "Widget"}]))
+    wait_for(lambda: PP_ID in labels(get(karmada, "pp", "widgets", "-n", "default")), what="the policy admitted")
+    apply(karmada, CRD)
+    karmada.admin("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s")
+    apply(
+        karmada,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w1", "namespace": "default"},
+            "spec": {"size": 1},
+        },
+    )
+    rb = wait_for(lambda: get(karmada, "rb", "w1-widget", "-n", "default"), what="the widget's binding")
+    assert rb["spec"]["resource"]["kind"] == "Widget" and "replicas" not in rb["spec"]
+    assert annotations(get(karmada, "widget", "w1", "-n", "default"))[PP_NAME] == "widgets"
+
+
+def test_a_cluster_scoped_template_gets_a_cluster_resource_binding(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        },
+        policy(
+            "roles",
+            [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "reader"}],
+            namespace=None,
+        ),
+    )
+    crb = wait_for(lambda: get(karmada, "crb", "reader-clusterrole"), what="the ClusterResourceBinding")
+    cpp = get(karmada, "cpp", "roles")
+    assert "karmada.io/cluster-propagation-policy-controller" in cpp["metadata"]["finalizers"]  # type: ignore[index]
+    assert labels(crb)[CPP_ID] == labels(cpp)[CPP_ID] and labels(crb)[CRB_ID]
+    assert annotations(crb)[CPP_NAME] == "roles"
+    assert crb["spec"]["resource"]["kind"] == "ClusterRole" and "namespace" not in crb["spec"]["resource"]
+    role = get(karmada, "clusterrole", "reader")
+    assert labels(role)[CPP_ID] == labels(cpp)[CPP_ID] and annotations(role)[CPP_NAME] == "roles"
+
+
+def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        deployment("api"),
+        policy("api-low", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}], priority=1),
+    )
+    wait_for(
+        lambda: annotations(get(karmada, "deploy", "api", "-n", "default")).get(PP_NAME) == "api-low", what="api-low"
+    )
+    # a better policy without preemption does not take a claimed template
+    apply(karmada, policy("api-better", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}], priority=5))
+    wait_for(lambda: PP_ID in labels(get(karmada, "pp", "api-better", "-n", "default")), what="api-better admitted")
+    assert annotations(get(karmada, "deploy", "api", "-n", "default"))[PP_NAME] == "api-low"
+    # with preemption: Always it does
+    apply(
+        karmada,
+        policy(
+            "api-best",
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}],
+            priority=7,
+            preemption="Always",
+        ),
+    )
+    rb = wait_for(
+        lambda: (
+            (b := get(karmada, "rb", "api-deployment", "-n", "default"))
+            and annotations(b).get(PP_NAME) == "api-best"
+            and b
+        ),
+        what="api-best to preempt",
+    )
+    best = get(karmada, "pp", "api-best", "-n", "default")
+    assert labels(rb)[PP_ID] == labels(best)[PP_ID]
+    assert (
+        "PreemptPolicySucceed",
+        "Propagation policy(default/api-best) preempted propagation policy(default/api-low) successfully",
+    ) in events(karmada, "api")
+
+
+def test_deleting_the_template_collects_its_binding(karmada: PullMode) -> None:
+    assert get(karmada, "rb", "canary-deployment", "-n", "default") is not None
+    karmada.admin("delete", "deploy", "canary", "-n", "default")
+    wait_for(lambda: get(karmada, "rb", "canary-deployment", "-n", "default") is None, what="the binding collected")
