@@ -28,7 +28,7 @@ CRB_ID = "clusterresourcebinding.karmada.io/permanent-id"
 @pytest.fixture(scope="module")
 def karmada(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
     env = PullMode(localkube, workdir).install()
-    env.start_controlplane("--controllers=detector", "--v=4", "--feature-gates=PropagationPolicyPreemption=true")
+    env.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true")
     try:
         yield env
     finally:
@@ -82,7 +82,7 @@ def labels(obj: dict[str, Any] | None) -> dict[str, str]:
     return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
 
 
-def annotations(obj: dict[str, Any] | None) -> dict[str, str]:
+def annos(obj: dict[str, Any] | None) -> dict[str, str]:
     return dict(((obj or {}).get("metadata") or {}).get("annotations") or {})
 
 
@@ -118,10 +118,10 @@ def test_a_deployment_and_its_policy_make_a_binding(karmada: PullMode) -> None:
     template = get(karmada, "deploy", "nginx", "-n", "default")
     assert template is not None
     assert labels(template)[PP_ID] == policy_id
-    assert annotations(template)[PP_NAME] == "nginx-pp" and annotations(template)[PP_NS] == "default"
+    assert annos(template)[PP_NAME] == "nginx-pp" and annos(template)[PP_NS] == "default"
 
     assert labels(rb)[PP_ID] == policy_id and labels(rb)[RB_ID]
-    assert annotations(rb)[PP_NAME] == "nginx-pp"
+    assert annos(rb)[PP_NAME] == "nginx-pp"
     (owner,) = rb["metadata"]["ownerReferences"]
     assert owner == {
         "apiVersion": "apps/v1",
@@ -220,15 +220,13 @@ def test_deleting_the_policy_releases_and_another_policy_takes_over(karmada: Pul
         ),
     )
     rb = wait_for(lambda: get(karmada, "rb", "web-deployment", "-n", "default"), what="web's binding")
-    assert annotations(rb)[PP_NAME] == "web-high"
+    assert annos(rb)[PP_NAME] == "web-high"
     rb_id = labels(rb)[RB_ID]
     karmada.admin("delete", "pp", "web-high", "-n", "default", "--wait=true", "--timeout=20s")
     # released, then re-matched by the remaining policy, which rewrites the same binding
     rb = wait_for(
         lambda: (
-            (b := get(karmada, "rb", "web-deployment", "-n", "default"))
-            and annotations(b).get(PP_NAME) == "web-low"
-            and b
+            (b := get(karmada, "rb", "web-deployment", "-n", "default")) and annos(b).get(PP_NAME) == "web-low" and b
         ),
         what="web-low to take the template",
     )
@@ -242,9 +240,9 @@ def test_deleting_the_policy_releases_and_another_policy_takes_over(karmada: Pul
         lambda: (t := get(karmada, "deploy", "web", "-n", "default")) and PP_ID not in labels(t) and t,
         what="the template to be released",
     )
-    assert PP_NAME not in annotations(template)
+    assert PP_NAME not in annos(template)
     rb = get(karmada, "rb", "web-deployment", "-n", "default")
-    assert rb is not None and PP_ID not in labels(rb) and PP_NAME not in annotations(rb)
+    assert rb is not None and PP_ID not in labels(rb) and PP_NAME not in annos(rb)
 
 
 def test_a_policy_that_stops_selecting_releases(karmada: PullMode) -> None:
@@ -305,7 +303,7 @@ def test_a_custom_kind_installed_after_its_policy(karmada: PullMode) -> None:
     )
     rb = wait_for(lambda: get(karmada, "rb", "w1-widget", "-n", "default"), what="the widget's binding")
     assert rb["spec"]["resource"]["kind"] == "Widget" and "replicas" not in rb["spec"]
-    assert annotations(get(karmada, "widget", "w1", "-n", "default"))[PP_NAME] == "widgets"
+    assert annos(get(karmada, "widget", "w1", "-n", "default"))[PP_NAME] == "widgets"
 
 
 def test_a_cluster_scoped_template_gets_a_cluster_resource_binding(karmada: PullMode) -> None:
@@ -327,10 +325,10 @@ def test_a_cluster_scoped_template_gets_a_cluster_resource_binding(karmada: Pull
     cpp = get(karmada, "cpp", "roles")
     assert "karmada.io/cluster-propagation-policy-controller" in cpp["metadata"]["finalizers"]  # type: ignore[index]
     assert labels(crb)[CPP_ID] == labels(cpp)[CPP_ID] and labels(crb)[CRB_ID]
-    assert annotations(crb)[CPP_NAME] == "roles"
+    assert annos(crb)[CPP_NAME] == "roles"
     assert crb["spec"]["resource"]["kind"] == "ClusterRole" and "namespace" not in crb["spec"]["resource"]
     role = get(karmada, "clusterrole", "reader")
-    assert labels(role)[CPP_ID] == labels(cpp)[CPP_ID] and annotations(role)[CPP_NAME] == "roles"
+    assert labels(role)[CPP_ID] == labels(cpp)[CPP_ID] and annos(role)[CPP_NAME] == "roles"
 
 
 def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> None:
@@ -339,13 +337,11 @@ def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> Non
         deployment("api"),
         policy("api-low", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}], priority=1),
     )
-    wait_for(
-        lambda: annotations(get(karmada, "deploy", "api", "-n", "default")).get(PP_NAME) == "api-low", what="api-low"
-    )
+    wait_for(lambda: annos(get(karmada, "deploy", "api", "-n", "default")).get(PP_NAME) == "api-low", what="api-low")
     # a better policy without preemption does not take a claimed template
     apply(karmada, policy("api-better", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}], priority=5))
     wait_for(lambda: PP_ID in labels(get(karmada, "pp", "api-better", "-n", "default")), what="api-better admitted")
-    assert annotations(get(karmada, "deploy", "api", "-n", "default"))[PP_NAME] == "api-low"
+    assert annos(get(karmada, "deploy", "api", "-n", "default"))[PP_NAME] == "api-low"
     # with preemption: Always it does
     apply(
         karmada,
@@ -358,9 +354,7 @@ def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> Non
     )
     rb = wait_for(
         lambda: (
-            (b := get(karmada, "rb", "api-deployment", "-n", "default"))
-            and annotations(b).get(PP_NAME) == "api-best"
-            and b
+            (b := get(karmada, "rb", "api-deployment", "-n", "default")) and annos(b).get(PP_NAME) == "api-best" and b
         ),
         what="api-best to preempt",
     )
