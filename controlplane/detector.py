@@ -103,6 +103,7 @@ DELETING_POLICY_RETRY = 1.0
 DEPENDENT_OVERRIDES_RETRY = 2.0
 UNRESOLVED_FIRST_RETRY, UNRESOLVED_MAX_RETRY = 1.0, 60.0
 CONFLICT_ATTEMPTS = 3
+APPLY_FIRST_RETRY, APPLY_MAX_RETRY = 0.5, 60.0
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,10 @@ class Detector:
         self._pp_by_namespace: dict[str, set[str]] = {}
         self._parsed: dict[PolicyKey, ParsedPolicy] = {}
         self._user_changed: set[TemplateKey] = set()  # templates last changed by a user (Lazy activation)
-        self._unresolved: dict[PolicyKey, float] = {}  # policies with unresolved kinds -> next retry delay
+        self._unresolved: dict[PolicyKey, float] = {}
+        self._failures: dict[
+            TemplateKey, int
+        ] = {}  # failed applies in a row, for their backoff  # policies with unresolved kinds -> next retry delay
         self.policies.watches(self.pps, self._on_policy)
         self.policies.watches(self.cpps, self._on_policy)
         self.templates.watches(self.rbs, self._on_binding)
@@ -266,6 +270,7 @@ class Detector:
             self._index(key, old, None if event == "DELETED" else obj)
             if event == "DELETED":
                 self._user_changed.discard(key)
+                self._failures.pop(key, None)
                 return []  # the binding is garbage-collected through its ownerReference
             if skip_reason(obj, self.skipped_namespaces) is not None:
                 return []
@@ -432,12 +437,12 @@ class Detector:
                 raise
             await self._apply_failed(template, policy, exc.message or str(exc))
             raise
-        except PreconditionUnmet as exc:
+        except (PreconditionUnmet, ValueError, KeyError, LookupError) as exc:
+            # an old binding not yet collected, the interpreter or a missing PriorityClass said no:
+            # look again with backoff, as Karmada's queue does with the error
             await self._apply_failed(template, policy, str(exc))
-            return DELETING_POLICY_RETRY
-        except (ValueError, KeyError, LookupError) as exc:  # the interpreter or a PriorityClass said no
-            await self._apply_failed(template, policy, str(exc))
-            return None
+            return self._backoff(_template_key(template))
+        self._failures.pop(_template_key(template), None)
         if result is not None:
             log.info(
                 "detector: %s: %s %s %s for %s",
@@ -450,6 +455,11 @@ class Detector:
             message = f"Apply {policy.describe()} succeed"
             await self.recorder.record(template, "Normal", "ApplyPolicySucceed", message)
         return None
+
+    def _backoff(self, key: TemplateKey) -> float:
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        return float(min(APPLY_FIRST_RETRY * 2**failures, APPLY_MAX_RETRY))
 
     async def _apply_failed(self, template: Obj, policy: ParsedPolicy, why: str) -> None:
         log.warning("detector: %s %s: apply %s failed: %s", template.get("kind"), _name_of(template), policy.key, why)

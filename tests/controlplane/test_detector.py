@@ -6,6 +6,7 @@ policy, cluster-scoped templates, priority and preemption; binding GC."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -370,3 +371,96 @@ def test_deleting_the_template_collects_its_binding(karmada: PullMode) -> None:
     assert get(karmada, "rb", "canary-deployment", "-n", "default") is not None
     karmada.admin("delete", "deploy", "canary", "-n", "default")
     wait_for(lambda: get(karmada, "rb", "canary-deployment", "-n", "default") is None, what="the binding collected")
+
+
+def test_a_missing_priority_class_fails_until_it_exists(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        deployment("batch"),
+        policy(
+            "batch-pp",
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "batch"}],
+            schedulePriority={"priorityClassSource": "KubePriorityClass", "priorityClassName": "urgent"},
+        ),
+    )
+    wait_for(
+        lambda: any(
+            reason == "ApplyPolicyFailed" and message.startswith("Apply policy(default/batch-pp) failed: ")
+            for reason, message in events(karmada, "batch")
+        ),
+        what="ApplyPolicyFailed",
+    )
+    assert get(karmada, "rb", "batch-deployment", "-n", "default") is None
+    karmada.admin("create", "priorityclass", "urgent", "--value=1000")
+    rb = wait_for(lambda: get(karmada, "rb", "batch-deployment", "-n", "default"), timeout=30, what="the binding")
+    assert rb["spec"]["schedulePriority"] == {"priority": 1000}
+
+
+def test_dependent_overrides_must_exist_first(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        deployment("ovr"),
+        policy(
+            "ovr-pp", [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "ovr"}], dependentOverrides=["ovr-op"]
+        ),
+    )
+    wait_for(lambda: PP_ID in labels(get(karmada, "pp", "ovr-pp", "-n", "default")), what="ovr-pp admitted")
+    assert get(karmada, "rb", "ovr-deployment", "-n", "default") is None
+    apply(
+        karmada,
+        {
+            "apiVersion": "policy.karmada.io/v1alpha1",
+            "kind": "OverridePolicy",
+            "metadata": {"name": "ovr-op", "namespace": "default"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "ovr"}]},
+        },
+    )
+    wait_for(lambda: get(karmada, "rb", "ovr-deployment", "-n", "default"), what="the binding")
+
+
+def test_a_deleted_binding_comes_back(karmada: PullMode) -> None:
+    old = get(karmada, "rb", "nginx-deployment", "-n", "default")
+    assert old is not None
+    karmada.admin("delete", "rb", "nginx-deployment", "-n", "default")
+    new = wait_for(
+        lambda: (
+            (b := get(karmada, "rb", "nginx-deployment", "-n", "default"))
+            and b["metadata"]["uid"] != old["metadata"]["uid"]
+            and b
+        ),
+        what="the binding recreated",
+    )
+    assert labels(new)[RB_ID] != labels(old)[RB_ID]  # a new binding, a new permanent id
+
+
+def test_a_restart_converges_with_no_writes(karmada: PullMode) -> None:
+    watched = [
+        ("deploy", "nginx", "default"),
+        ("rb", "nginx-deployment", "default"),
+        ("pp", "nginx-pp", "default"),
+        ("crb", "reader-clusterrole", ""),
+        ("clusterrole", "reader", ""),
+        ("rb", "api-deployment", "default"),
+    ]
+
+    def versions() -> list[str]:
+        found = []
+        for kind, name, namespace in watched:
+            obj = get(karmada, kind, name, *(["-n", namespace] if namespace else []))
+            assert obj is not None, (kind, name)
+            found.append(obj["metadata"]["resourceVersion"])
+        return found
+
+    before = versions()
+    assert karmada.controlplane is not None
+    karmada.controlplane.stop()
+    offset = karmada.controlplane.log.stat().st_size
+    log = karmada.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true").log
+
+    def started(what: str) -> bool:
+        return what.encode() in log.read_bytes()[offset:]
+
+    wait_for(lambda: started("watching deployments"), what="the detector to start again")
+    wait_for(lambda: started("watching clusterroles"), what="the detector to resolve its kinds")
+    time.sleep(2)  # let it reconcile everything it enqueued; nothing may be written
+    assert versions() == before
