@@ -736,6 +736,9 @@ class Detector:
             return
         policy_id = (obj["metadata"].get("labels") or {}).get(policy_id_label(cluster_wide), "")
         label = policy_id_label(cluster_wide)
+        # after a restart the selected kinds may not be cached yet: they must be, to find the claimed templates
+        for selector in (obj.get("spec") or {}).get("resourceSelectors") or []:
+            await self._watch_kind(str(selector.get("apiVersion", "")), str(selector.get("kind", "")))
         for key in sorted(self._claimed.get(policy_id, set()) if policy_id else ()):
             template = self._template(key)
             if template is not None and (template["metadata"].get("labels") or {}).get(label) == policy_id:

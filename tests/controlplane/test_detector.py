@@ -464,3 +464,25 @@ def test_a_restart_converges_with_no_writes(karmada: PullMode) -> None:
     wait_for(lambda: started("watching clusterroles"), what="the detector to resolve its kinds")
     time.sleep(2)  # let it reconcile everything it enqueued; nothing may be written
     assert versions() == before
+
+
+def test_a_kind_that_never_resolves_does_not_block_the_rest_of_the_policy(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cfg", "namespace": "default"},
+            "data": {"a": "b"},
+        },
+        policy(
+            "mixed",
+            [
+                {"apiVersion": "nowhere.example.com/v1", "kind": "Ghost"},
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg"},
+            ],
+        ),
+    )
+    rb = wait_for(lambda: get(karmada, "rb", "cfg-configmap", "-n", "default"), what="the ConfigMap's binding")
+    assert annos(rb)[PP_NAME] == "mixed" and "replicas" not in rb["spec"]
+    assert get(karmada, "rb", "c1-configmap", "-n", "default") is None  # unselected ConfigMaps stay alone
