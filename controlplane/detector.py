@@ -376,8 +376,8 @@ class Detector:
 
     # -- template reconcile ------------------------------------------------------
     async def reconcile_template(self, key: TemplateKey) -> float | None:
+        # the flag stays until a policy's apply consumes it (an apply that must wait keeps it)
         user_change = key in self._user_changed
-        self._user_changed.discard(key)
         template = self._template(key)
         log.debug("detector: reconciling %s (in cache: %s)", key, template is not None)
         if template is None:
@@ -408,6 +408,7 @@ class Detector:
         )
         if match is None:
             log.debug("detector: no policy matches %s", key)
+            self._user_changed.discard(key)
             return None
         meta = match.winner.policy.metadata
         policy = self._policy((match.winner.policy.kind, meta.namespace or "", meta.name or ""))
@@ -426,8 +427,13 @@ class Detector:
         what = f"{template.get('kind')} {_name_of(template)}"
         try:
             template = await self._claim(template, policy)
-            if policy.spec.get("activationPreference") == "Lazy" and not user_change:
-                log.info("detector: %s: %s is Lazy and the change came from Karmada; binding kept", what, policy.key)
+            self._user_changed.discard(_template_key(template))
+            # Lazy defers refreshes of an existing binding to the next user change; a template
+            # without one gets it now (Karmada would wait here too when it raced the policy)
+            if policy.spec.get("activationPreference") == "Lazy" and not user_change and self._binding_of(template):
+                log.info(
+                    "detector: %s: %s is Lazy and the change came from Karmada; binding kept", what, policy.describe()
+                )
                 return None
             desired = await self._desired_binding(template, policy)
             result = await self._write_binding(template, desired)
@@ -520,6 +526,13 @@ class Detector:
         if found is None:
             raise LookupError(f'priorityclasses.scheduling.k8s.io "{source.priority_class_name}" not found')
         return int(found.get("value") or 0)
+
+    def _binding_of(self, template: Obj) -> Obj | None:
+        meta = template["metadata"]
+        name = binding_name(str(template.get("kind")), meta["name"])
+        if binding_kind(template) == "ResourceBinding":
+            return _get(self.rbs, name, meta["namespace"])
+        return _get(self.crbs, name)
 
     async def _write_binding(self, template: Obj, desired: Obj) -> str | None:
         """Create or update the binding; which of the two, or None when it was already right."""

@@ -155,45 +155,39 @@ def test_a_deployment_and_its_policy_make_a_binding(karmada: PullMode) -> None:
     assert ("ApplyPolicySucceed", "Apply policy(default/nginx-pp) succeed") in events(karmada, "nginx")
 
 
-def test_status_only_changes_write_nothing_and_spec_changes_flow(karmada: PullMode) -> None:
-    rb = get(karmada, "rb", "nginx-deployment", "-n", "default")
-    assert rb is not None
-    version = rb["metadata"]["resourceVersion"]
-    karmada.admin(
-        "patch", "deploy", "nginx", "-n", "default", "--subresource=status", "--type=merge",
-        "-p", json.dumps({"status": {"observedGeneration": 1, "replicas": 3}}),
-    )  # fmt: skip
+def rb_of(karmada: PullMode, name: str) -> dict[str, Any] | None:
+    return get(karmada, "rb", name, "-n", "default")
+
+
+def test_spec_changes_flow_status_changes_write_nothing(karmada: PullMode) -> None:
     karmada.admin("scale", "deploy", "nginx", "-n", "default", "--replicas=5")
-    rb = wait_for(
-        lambda: (b := get(karmada, "rb", "nginx-deployment", "-n", "default")) and b["spec"].get("replicas") == 5 and b,
-        what="replicas to follow the template",
-    )
-    # the scheduler's field is left alone: write one, then change the policy
+    wait_for(lambda: (rb_of(karmada, "nginx-deployment") or {})["spec"].get("replicas") == 5, what="replicas")
+    # the scheduler's field is left alone: write one as the scheduler would
     karmada.admin(
         "patch", "rb", "nginx-deployment", "-n", "default", "--type=merge",
         "-p", json.dumps({"spec": {"clusters": [{"name": "member1", "replicas": 5}]}}),
     )  # fmt: skip
+    generation = rb_of(karmada, "nginx-deployment")["metadata"]["generation"]  # type: ignore[index]
+    # a status write on the template must not make the detector write the binding ...
+    karmada.admin(
+        "patch", "deploy", "nginx", "-n", "default", "--subresource=status", "--type=merge",
+        "-p", json.dumps({"status": {"observedGeneration": 2, "replicas": 5}}),
+    )  # fmt: skip
+    # ... so the policy edit below is the binding's only write since
     karmada.admin(
         "patch", "pp", "nginx-pp", "-n", "default", "--type=merge",
         "-p", json.dumps({"spec": {"placement": {"clusterAffinity": {"clusterNames": ["member3"]}}}}),
     )  # fmt: skip
     rb = wait_for(
         lambda: (
-            (b := get(karmada, "rb", "nginx-deployment", "-n", "default"))
+            (b := rb_of(karmada, "nginx-deployment"))
             and b["spec"]["placement"].get("clusterAffinity") == {"clusterNames": ["member3"]}
             and b
         ),
         what="the placement edit to reach the binding",
     )
     assert rb["spec"]["clusters"] == [{"name": "member1", "replicas": 5}]
-    assert rb["metadata"]["resourceVersion"] != version
-    settled = rb["metadata"]["resourceVersion"]
-    # a label nobody selects on: the template reconciles, the binding keeps its version but for resourceVersion
-    karmada.admin(
-        "patch", "deploy", "nginx", "-n", "default", "--subresource=status", "--type=merge",
-        "-p", json.dumps({"status": {"replicas": 5}}),
-    )  # fmt: skip
-    assert get(karmada, "rb", "nginx-deployment", "-n", "default")["metadata"]["resourceVersion"] == settled  # type: ignore[index]
+    assert rb["metadata"]["generation"] == generation + 1
 
 
 def test_a_template_no_policy_selects_gets_nothing(karmada: PullMode) -> None:
@@ -431,6 +425,22 @@ def test_a_deleted_binding_comes_back(karmada: PullMode) -> None:
         what="the binding recreated",
     )
     assert labels(new)[RB_ID] != labels(old)[RB_ID]  # a new binding, a new permanent id
+
+
+def test_a_lazy_policy_waits_for_the_next_user_change(karmada: PullMode) -> None:
+    selector = [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "lazy"}]
+    placement = {"clusterAffinity": {"clusterNames": ["member1"]}}
+    apply(karmada, deployment("lazy"), policy("lazy-pp", selector, activationPreference="Lazy", placement=placement))
+    wait_for(lambda: rb_of(karmada, "lazy-deployment"), what="the first binding")
+    moved = {"clusterAffinity": {"clusterNames": ["member2"]}}
+    apply(karmada, policy("lazy-pp", selector, activationPreference="Lazy", placement=moved, priority=3))
+    wait_for(lambda: get(karmada, "pp", "lazy-pp", "-n", "default")["spec"].get("priority") == 3, what="the edit")  # type: ignore[index]
+    assert rb_of(karmada, "lazy-deployment")["spec"]["placement"] == placement  # type: ignore[index]
+    karmada.admin("scale", "deploy", "lazy", "-n", "default", "--replicas=4")  # a user's change applies the policy
+    rb = wait_for(
+        lambda: (b := rb_of(karmada, "lazy-deployment")) and b["spec"].get("replicas") == 4 and b, what="the refresh"
+    )
+    assert rb["spec"]["placement"] == moved
 
 
 def test_a_restart_converges_with_no_writes(karmada: PullMode) -> None:
