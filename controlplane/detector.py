@@ -182,10 +182,8 @@ class Detector:
         self._pp_by_namespace: dict[str, set[str]] = {}
         self._parsed: dict[PolicyKey, ParsedPolicy] = {}
         self._user_changed: set[TemplateKey] = set()  # templates last changed by a user (Lazy activation)
-        self._unresolved: dict[PolicyKey, float] = {}
-        self._failures: dict[
-            TemplateKey, int
-        ] = {}  # failed applies in a row, for their backoff  # policies with unresolved kinds -> next retry delay
+        self._unresolved: dict[PolicyKey, float] = {}  # policies with unresolved kinds -> next retry delay
+        self._failures: dict[TemplateKey, int] = {}  # failed applies in a row, for their backoff
         self.policies.watches(self.pps, self._on_policy)
         self.policies.watches(self.cpps, self._on_policy)
         self.templates.watches(self.rbs, self._on_binding)
@@ -704,6 +702,8 @@ class Detector:
             informer = self.kinds.get((selector.api_version, selector.kind))
             if informer is None or not selector.name:
                 continue
+            if not policy.cluster_wide and selector.namespace != namespace:
+                continue  # Karmada's webhook refuses such selectors: a PropagationPolicy stays in its namespace
             template = _get(informer, selector.name, selector.namespace or "")
             if template is None or template["metadata"].get("deletionTimestamp"):
                 continue
