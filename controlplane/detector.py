@@ -308,7 +308,7 @@ class Detector:
             return True
         probe = {"apiVersion": api_version, "kind": kind, "metadata": {}}
         if skip_reason(probe, self.skipped_namespaces) is not None:
-            log.info("detector: %s in %s is never propagated; not watching it", kind, api_version)
+            log.info("%s in %s is never propagated; not watching it", kind, api_version)
             self.kinds[(api_version, kind)] = None
             return True
         informer = self.informers.informer(resource)
@@ -316,7 +316,7 @@ class Detector:
         self.templates.watches(informer, handler)
         self.kinds[(api_version, kind)] = informer
         self._resources[(api_version, kind)] = resource
-        log.info("detector: watching %s (%s)", resource.plural, resource.api_version)
+        log.info("watching %s (%s)", resource.plural, resource.api_version)
         await informer.wait_synced(SYNC_TIMEOUT)
         # a cache another controller started earlier does not replay what it holds to a new handler
         for obj in _items(informer):
@@ -341,7 +341,7 @@ class Detector:
         try:
             model: Policy = (PropagationPolicy if kind == PP else ClusterPropagationPolicy).from_dict(data)
         except APIValidationError as exc:
-            log.warning("detector: %s %s/%s is invalid and ignored: %s", kind, namespace, name, exc)
+            log.warning("%s %s/%s is invalid and ignored: %s", kind, namespace, name, exc)
             return None
         parsed = ParsedPolicy(version, model, data)
         self._parsed[key] = parsed
@@ -377,7 +377,7 @@ class Detector:
         # the flag stays until a policy's apply consumes it (an apply that must wait keeps it)
         user_change = key in self._user_changed
         template = self._template(key)
-        log.debug("detector: reconciling %s (in cache: %s)", key, template is not None)
+        log.debug("reconciling %s (in cache: %s)", key, template is not None)
         if template is None:
             return None
         if claimed_by_other_feature(template) or skip_reason(template, self.skipped_namespaces) is not None:
@@ -405,14 +405,14 @@ class Detector:
             template, self._namespace_policies(namespace) if namespace else [], self._cluster_policies()
         )
         if match is None:
-            log.debug("detector: no policy matches %s", key)
+            log.debug("no policy matches %s", key)
             self._user_changed.discard(key)
             return None
         meta = match.winner.policy.metadata
         policy = self._policy((match.winner.policy.kind, meta.namespace or "", meta.name or ""))
         if policy is None:
             return None
-        log.info("detector: %s %s: %s", key[1], _name_of(template), match.reason)
+        log.info("%s %s: %s", key[1], _name_of(template), match.reason)
         return await self._apply(template, policy, user_change)
 
     async def _apply(self, template: Obj, policy: ParsedPolicy, user_change: bool) -> float | None:
@@ -420,7 +420,7 @@ class Detector:
         if not policy.permanent_id:
             return None  # admission metadata not written yet; the policy's reconcile enqueues us after it
         if not self._overrides_present(policy):
-            log.info("detector: waiting for dependent overrides of %s", policy.describe())
+            log.info("waiting for dependent overrides of %s", policy.describe())
             return DEPENDENT_OVERRIDES_RETRY
         what = f"{template.get('kind')} {_name_of(template)}"
         try:
@@ -429,15 +429,13 @@ class Detector:
             # Lazy defers refreshes of an existing binding to the next user change; a template
             # without one gets it now (Karmada would wait here too when it raced the policy)
             if policy.spec.get("activationPreference") == "Lazy" and not user_change and self._binding_of(template):
-                log.info(
-                    "detector: %s: %s is Lazy and the change came from Karmada; binding kept", what, policy.describe()
-                )
+                log.info("%s: %s is Lazy and the change came from Karmada; binding kept", what, policy.describe())
                 return None
             desired = await self._desired_binding(template, policy)
             result = await self._write_binding(template, desired)
         except KubeError as exc:
             if exc.conflict:
-                log.info("detector: %s: conflict applying %s; retrying", what, policy.describe())
+                log.info("%s: conflict applying %s; retrying", what, policy.describe())
                 raise
             await self._apply_failed(template, policy, exc.message or str(exc))
             raise
@@ -449,7 +447,7 @@ class Detector:
         self._failures.pop(_template_key(template), None)
         if result is not None:
             log.info(
-                "detector: %s: %s %s %s for %s",
+                "%s: %s %s %s for %s",
                 what,
                 result,
                 desired["kind"],
@@ -466,7 +464,7 @@ class Detector:
         return float(min(APPLY_FIRST_RETRY * 2**failures, APPLY_MAX_RETRY))
 
     async def _apply_failed(self, template: Obj, policy: ParsedPolicy, why: str) -> None:
-        log.warning("detector: %s %s: apply %s failed: %s", template.get("kind"), _name_of(template), policy.key, why)
+        log.warning("%s %s: apply %s failed: %s", template.get("kind"), _name_of(template), policy.describe(), why)
         await self.recorder.record(template, "Warning", "ApplyPolicyFailed", f"Apply {policy.describe()} failed: {why}")
 
     async def _claim(self, template: Obj, policy: ParsedPolicy) -> Obj:
@@ -476,7 +474,7 @@ class Detector:
         if updated is None:
             return template
         stored = await self._update_template(updated)
-        log.info("detector: %s %s claimed by %s", template.get("kind"), _name_of(template), policy.describe())
+        log.info("%s %s claimed by %s", template.get("kind"), _name_of(template), policy.describe())
         return stored
 
     async def _update_template(self, obj: Obj) -> Obj:
@@ -595,7 +593,7 @@ class Detector:
             template, fresh_template, lambda t: without_claim(t, cluster_wide, policy_id), self._update_template
         )
         if released:
-            log.info("detector: %s %s released by policy id %s", key[1], _name_of(template), policy_id)
+            log.info("%s %s released by policy id %s", key[1], _name_of(template), policy_id)
 
     # -- policy reconcile --------------------------------------------------------
     async def reconcile_policy(self, key: PolicyKey) -> float | None:
@@ -613,7 +611,7 @@ class Detector:
         if admitted is not None:
             stored = await self.client.update(resource, admitted, namespace or None)
             cache.store(stored)
-            log.info("detector: %s %s: added permanent id and finalizer", kind, _name_of(stored))
+            log.info("%s %s: added permanent id and finalizer", kind, _name_of(stored))
         policy = self._policy(key)
         if policy is None:
             return None
@@ -626,7 +624,7 @@ class Detector:
                 await self._preempt(policy)
             else:
                 log.warning(
-                    "detector: %s asks for preemption but feature gate %s is not enabled",
+                    "%s asks for preemption but feature gate %s is not enabled",
                     policy.describe(),
                     PREEMPTION_GATE,
                 )
@@ -643,7 +641,7 @@ class Detector:
         delay = self._unresolved.get(policy.key, UNRESOLVED_FIRST_RETRY)
         self._unresolved[policy.key] = min(delay * 2, UNRESOLVED_MAX_RETRY)
         log.info(
-            "detector: %s selects kinds not served yet (%s); retrying in %gs",
+            "%s selects kinds not served yet (%s); retrying in %gs",
             policy.describe(),
             ", ".join(missing),
             delay,
@@ -738,7 +736,7 @@ class Detector:
             await self.recorder.record(
                 stored, "Normal", "PreemptPolicySucceed", f"{mine} preempted {held_by} successfully"
             )
-            log.info("detector: %s %s: %s preempted %s", template.get("kind"), _name_of(template), mine, held_by)
+            log.info("%s %s: %s preempted %s", template.get("kind"), _name_of(template), mine, held_by)
             self._user_changed.add(_template_key(stored))  # the binding follows the new policy even if Lazy
             self.templates.enqueue(_template_key(stored))
 
@@ -777,7 +775,7 @@ class Detector:
             return stored
 
         if await _update_with_retry(obj, fresh, strip, write):
-            log.info("detector: %s %s released its templates; finalizer removed", obj.get("kind"), _name_of(obj))
+            log.info("%s %s released its templates; finalizer removed", obj.get("kind"), _name_of(obj))
 
 
 async def _update_with_retry(
