@@ -361,6 +361,18 @@ def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> Non
     ) in events(karmada, "api")
 
 
+def test_lowering_the_holders_priority_lets_a_waiting_preemptor_in(karmada: PullMode) -> None:
+    selector = [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}]
+    apply(karmada, policy("api-mid", selector, priority=6, preemption="Always"))
+    wait_for(lambda: PP_ID in labels(get(karmada, "pp", "api-mid", "-n", "default")), what="api-mid admitted")
+    assert annos(get(karmada, "deploy", "api", "-n", "default"))[PP_NAME] == "api-best"  # 6 < 7: no preemption
+    apply(karmada, policy("api-best", selector, priority=0, preemption="Always"))
+    wait_for(
+        lambda: annos(get(karmada, "rb", "api-deployment", "-n", "default")).get(PP_NAME) == "api-mid",
+        what="api-mid to preempt once api-best fell below it",
+    )
+
+
 def test_deleting_the_template_collects_its_binding(karmada: PullMode) -> None:
     assert get(karmada, "rb", "canary-deployment", "-n", "default") is not None
     karmada.admin("delete", "deploy", "canary", "-n", "default")
