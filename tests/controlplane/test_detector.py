@@ -326,6 +326,32 @@ def test_a_cluster_scoped_template_gets_a_cluster_resource_binding(karmada: Pull
     assert labels(role)[CPP_ID] == labels(cpp)[CPP_ID] and annos(role)[CPP_NAME] == "roles"
 
 
+def test_a_cluster_policy_binds_namespaced_templates_outside_skipped_namespaces(karmada: PullMode) -> None:
+    def cm(name: str, namespace: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"share": "yes"}},
+        }
+
+    apply(
+        karmada,
+        cm("shared", "default"),
+        cm("shared", "kube-system"),
+        policy(
+            "shared-cms",
+            [{"apiVersion": "v1", "kind": "ConfigMap", "labelSelector": {"matchLabels": {"share": "yes"}}}],
+            namespace=None,
+        ),
+    )
+    rb = wait_for(
+        lambda: rb_of(karmada, "shared-configmap"), what="the ResourceBinding from a ClusterPropagationPolicy"
+    )
+    assert annos(rb)[CPP_NAME] == "shared-cms" and CPP_ID in labels(rb) and PP_ID not in labels(rb)
+    assert get(karmada, "rb", "shared-configmap", "-n", "kube-system") is None
+    assert CPP_ID not in labels(get(karmada, "cm", "shared", "-n", "kube-system"))
+
+
 def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> None:
     apply(
         karmada,
