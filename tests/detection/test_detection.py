@@ -438,3 +438,10 @@ def test_deprioritized_preemptors_between_old_and_new_priority_highest_first() -
     candidates = [("a", 5, "Always"), ("b", 8, "Always"), ("c", 6, "Never"), ("d", 10, "Always"), ("e", 2, "Always")]
     assert deprioritized_preemptors(10, 2, candidates) == ["b", "a"]
     assert deprioritized_preemptors(2, 10, candidates) == []
+
+
+def test_the_package_exports_what_it_declares() -> None:
+    import karmada.detection as package
+
+    assert sorted(package.__all__) == sorted(set(package.__all__))
+    assert all(hasattr(package, name) for name in package.__all__)
