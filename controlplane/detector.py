@@ -437,6 +437,8 @@ class Detector:
             if exc.conflict:
                 log.info("%s: conflict applying %s; retrying", what, policy.describe())
                 raise
+            if exc.not_found and self._template(_template_key(template)) is None:
+                return None  # the template went meanwhile
             await self._apply_failed(template, policy, exc.message or str(exc))
             raise
         except (PreconditionUnmet, ValueError, KeyError, LookupError) as exc:
