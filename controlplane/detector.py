@@ -30,8 +30,17 @@ Two work queues, one worker each:
   its finalizer goes; the released templates are re-matched.
 
 Spec defaults of the mutating webhook are applied when a policy is read, not
-written (see :mod:`karmada.detection.admission`). Templates whose policy is
-deleted are garbage-collected with their binding through its ownerReference.
+written (see :mod:`karmada.detection.admission`). A deleted template's binding
+is garbage-collected through its ownerReference; a deleted binding whose
+template remains is created again. Events on the template: ``ApplyPolicySucceed``
+(only when the binding was created or changed), ``ApplyPolicyFailed``,
+``PreemptPolicySucceed``/``Failed``, ``GetReplicasFailed``, with Karmada's messages.
+
+Where this differs from Karmada, on purpose: the binding finalizer is left to
+the binding controller (it owns it); a ``Lazy`` policy defers refreshes of an
+*existing* binding only, so a template that raced its policy still gets one;
+``GetReplicasSucceed`` is not recorded on every apply (an API write each time).
+
 Everything is level-triggered: after a restart the initial lists enqueue every
 policy and template again and the same decisions are reached with no writes.
 """
