@@ -534,3 +534,31 @@ def test_a_kind_that_never_resolves_does_not_block_the_rest_of_the_policy(karmad
     rb = wait_for(lambda: get(karmada, "rb", "cfg-configmap", "-n", "default"), what="the ConfigMap's binding")
     assert annos(rb)[PP_NAME] == "mixed" and "replicas" not in rb["spec"]
     assert get(karmada, "rb", "c1-configmap", "-n", "default") is None  # unselected ConfigMaps stay alone
+
+
+def test_deleting_a_cluster_policy_releases_its_cluster_scoped_template(karmada: PullMode) -> None:
+    assert get(karmada, "crb", "reader-clusterrole") is not None
+    karmada.admin("delete", "cpp", "roles", "--wait=true", "--timeout=20s")
+    role = wait_for(
+        lambda: (r := get(karmada, "clusterrole", "reader")) and CPP_ID not in labels(r) and r, what="reader released"
+    )
+    assert CPP_NAME not in annos(role)
+    crb = get(karmada, "crb", "reader-clusterrole")
+    assert crb is not None and CPP_ID not in labels(crb) and CPP_NAME not in annos(crb)  # the binding stays
+
+
+def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmada: PullMode) -> None:
+    apply(
+        karmada,
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "token", "namespace": "default"}},
+        policy("secrets", [{"apiVersion": "v1", "kind": "Secret", "name": "token"}]),
+    )
+    wait_for(lambda: rb_of(karmada, "token-secret"), what="the Secret's binding")
+    assert karmada.controlplane is not None
+    karmada.controlplane.stop()
+    karmada.admin("delete", "pp", "secrets", "-n", "default", "--wait=false")
+    assert get(karmada, "pp", "secrets", "-n", "default")["metadata"]["deletionTimestamp"]  # type: ignore[index]
+    karmada.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true")
+    wait_for(lambda: get(karmada, "pp", "secrets", "-n", "default") is None, what="the finalizer removed")
+    assert PP_ID not in labels(get(karmada, "secret", "token", "-n", "default"))
+    assert PP_ID not in labels(rb_of(karmada, "token-secret"))
