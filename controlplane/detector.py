@@ -9,7 +9,8 @@ informer factory for that resource's cache (shared with the binding and
 status controllers), so exactly the kinds some policy selects are watched,
 built-in or custom, namespaced or cluster-scoped. A kind that does not resolve
 (a CRD not installed yet) is retried when a CRD becomes Established, and with
-backoff otherwise.
+backoff otherwise. When no policy selects a kind any more its cache is released
+(the watch ends unless another controller reads it).
 
 Two work queues, one worker each:
 
@@ -187,6 +188,7 @@ class Detector:
         # (apiVersion, kind) -> the template cache; kinds that would never be propagated map to None
         self.kinds: dict[tuple[str, str], Informer | None] = {}
         self._resources: dict[tuple[str, str], Resource] = {}
+        self._handlers: dict[tuple[str, str], Callable[[str, Obj, Obj | None], None]] = {}
         self._claimed: dict[str, set[TemplateKey]] = {}  # policy id -> templates carrying its claim label
         self._pp_by_namespace: dict[str, set[str]] = {}
         self._parsed: dict[PolicyKey, ParsedPolicy] = {}
@@ -217,7 +219,7 @@ class Detector:
             for policy_id in claim_ids(obj):
                 for template in self._claimed.get(policy_id, set()):
                     self.templates.enqueue(template)
-            return []
+            return [key]  # its reconcile stops watching kinds no policy selects any more
         if event == "MODIFIED" and old is not None:
             if not specification_changed(old, obj):
                 return []
@@ -322,7 +324,7 @@ class Detector:
             return True
         informer = self.informers.informer(resource)
         handler = self._template_handler(api_version, kind)
-        self.templates.watches(informer, handler)
+        self._handlers[(api_version, kind)] = self.templates.watches(informer, handler)
         self.kinds[(api_version, kind)] = informer
         self._resources[(api_version, kind)] = resource
         log.info("watching %s (%s)", resource.plural, resource.api_version)
@@ -614,6 +616,7 @@ class Detector:
         cache = self.cpps if cluster_wide else self.pps
         obj = _get(cache, name, namespace)
         if obj is None:
+            await self._unwatch_unselected()
             return None
         if obj["metadata"].get("deletionTimestamp"):
             await self._policy_deleted(obj, cluster_wide, resource, cache)
@@ -639,7 +642,31 @@ class Detector:
                     policy.describe(),
                     PREEMPTION_GATE,
                 )
+        await self._unwatch_unselected()  # kinds only its old selectors named
         return delay
+
+    async def _unwatch_unselected(self) -> None:
+        """Stop watching the kinds no policy selects any more (its templates were released first:
+        a policy being deleted still counts as selecting until its finalizer is gone)."""
+        selected = {
+            (str(selector.get("apiVersion", "")), str(selector.get("kind", "")))
+            for cache in (self.pps, self.cpps)
+            for obj in cache.items()
+            for selector in (obj.get("spec") or {}).get("resourceSelectors") or []
+        }
+        for kind_key in [k for k in self.kinds if k not in selected]:
+            informer = self.kinds.pop(kind_key)
+            self._resources.pop(kind_key, None)
+            handler = self._handlers.pop(kind_key, None)
+            if informer is None:
+                continue
+            if handler is not None:
+                informer.remove_handler(handler)
+            for held in self._claimed.values():
+                held.difference_update([k for k in held if k[:2] == kind_key])
+            self._user_changed.difference_update([k for k in self._user_changed if k[:2] == kind_key])
+            await self.informers.release(informer)
+            log.info("no policy selects %s in %s any more; not watching it", kind_key[1], kind_key[0])
 
     async def _resolve_kinds(self, policy: ParsedPolicy) -> float | None:
         missing = []

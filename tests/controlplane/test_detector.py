@@ -562,3 +562,7 @@ def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmad
     wait_for(lambda: get(karmada, "pp", "secrets", "-n", "default") is None, what="the finalizer removed")
     assert PP_ID not in labels(get(karmada, "secret", "token", "-n", "default"))
     assert PP_ID not in labels(rb_of(karmada, "token-secret"))
+    # no policy selects Secrets any more: the detector stops watching them
+    assert karmada.controlplane is not None
+    log = karmada.controlplane.log
+    wait_for(lambda: b"no policy selects Secret in v1 any more" in log.read_bytes(), what="the Secret watch to end")
