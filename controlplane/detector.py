@@ -110,7 +110,6 @@ PREEMPTION_GATE = "PropagationPolicyPreemption"
 PRIORITY_GATE = "PriorityBasedScheduling"
 SYNC_TIMEOUT = 60.0
 DELETING_POLICY_RETRY = 1.0
-DEPENDENT_OVERRIDES_RETRY = 2.0
 UNRESOLVED_FIRST_RETRY, UNRESOLVED_MAX_RETRY = 1.0, 60.0
 CONFLICT_ATTEMPTS = 3
 APPLY_FIRST_RETRY, APPLY_MAX_RETRY = 0.5, 60.0
@@ -200,6 +199,8 @@ class Detector:
         self.templates.watches(self.rbs, self._on_binding)
         self.templates.watches(self.crbs, self._on_binding)
         self.policies.watches(self.crds, self._on_crd)
+        self.policies.watches(self.ops, self._on_override)
+        self.policies.watches(self.cops, self._on_override)
 
     # -- event handlers (run on the informers' tasks; never block) ---------------
     def _on_policy(self, event: str, obj: Obj, old: Obj | None) -> list[PolicyKey]:
@@ -247,6 +248,23 @@ class Detector:
         by_name = {str(key): key for key, _, _ in candidates}
         for name in deprioritized_preemptors(old_priority, new_priority, [(str(k), p, m) for k, p, m in candidates]):
             self.policies.enqueue(by_name[name])
+
+    def _on_override(self, event: str, obj: Obj, old: Obj | None) -> list[PolicyKey]:
+        """An override policy appeared: the policies waiting for it (``dependentOverrides``) go on."""
+        if event != "ADDED":
+            return []
+        meta = obj.get("metadata") or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace", "")
+        if namespace:  # an OverridePolicy: PropagationPolicies of its namespace
+            candidates = [(PP, namespace, n) for n in sorted(self._pp_by_namespace.get(namespace, ()))]
+        else:
+            candidates = [(CPP, "", o["metadata"]["name"]) for o in self.cpps.items()]
+        waiting = []
+        for key in candidates:
+            policy = _get(self.pps if key[0] == PP else self.cpps, key[2], key[1])
+            if policy is not None and name in ((policy.get("spec") or {}).get("dependentOverrides") or []):
+                waiting.append(key)
+        return waiting
 
     def _on_crd(self, event: str, obj: Obj, old: Obj | None) -> list[PolicyKey]:
         """A CRD became Established: policies waiting for a kind try to resolve it now."""
@@ -431,8 +449,9 @@ class Detector:
         if not policy.permanent_id:
             return None  # admission metadata not written yet; the policy's reconcile enqueues us after it
         if not self._overrides_present(policy):
+            # the override's arrival re-enqueues the policy, hence its templates; the backoff is a fallback
             log.info("waiting for dependent overrides of %s", policy.describe())
-            return DEPENDENT_OVERRIDES_RETRY
+            return self._backoff(_template_key(template))
         what = f"{template.get('kind')} {_name_of(template)}"
         try:
             template = await self._claim(template, policy)
