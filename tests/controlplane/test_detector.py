@@ -352,6 +352,18 @@ def test_a_cluster_policy_binds_namespaced_templates_outside_skipped_namespaces(
     assert CPP_ID not in labels(get(karmada, "cm", "shared", "-n", "kube-system"))
 
 
+def test_a_preempting_propagation_policy_takes_a_template_from_any_cluster_policy(karmada: PullMode) -> None:
+    selector = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "shared"}]
+    apply(karmada, policy("shared-pp", selector, priority=-1, preemption="Always"))
+    rb = wait_for(
+        lambda: (b := rb_of(karmada, "shared-configmap")) and annos(b).get(PP_NAME) == "shared-pp" and b,
+        what="the PropagationPolicy to preempt the ClusterPropagationPolicy",
+    )
+    assert CPP_ID not in labels(rb) and CPP_NAME not in annos(rb)  # never both claims
+    template = get(karmada, "cm", "shared", "-n", "default")
+    assert CPP_ID not in labels(template) and labels(template)[PP_ID] == labels(rb)[PP_ID]
+
+
 def test_priority_decides_and_preemption_moves_a_claim(karmada: PullMode) -> None:
     apply(
         karmada,
