@@ -20,6 +20,7 @@ from controlplane import (
     binding_controller,
     binding_status,
     cluster_controller,
+    detector,
     namespace_sync,
     scheduler_controller,
 )
@@ -31,6 +32,7 @@ Setup = Callable[[Context], list[Controller[Any]]]
 REGISTRY: dict[str, Setup] = {
     "cluster": cluster_controller.setup,
     "agentcsrapproving": agent_approver.setup,
+    "detector": detector.setup,
     "scheduler": scheduler_controller.setup,
     "binding": binding_controller.setup,
     "bindingStatus": binding_status.setup,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "scheduler", "binding", "bindingStatus", "namespace")
+ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "detector", "scheduler", "binding", "bindingStatus", "namespace")
 
 
 @dataclass
@@ -35,7 +35,27 @@ class Options:
     skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
     concurrent_resourcebinding_syncs: int = 5
     concurrent_clusterresourcebinding_syncs: int = 5
+    # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     verbosity: int = 2
+
+    def feature_enabled(self, gate: str) -> bool:
+        return self.feature_gates.get(gate, FEATURE_GATE_DEFAULTS.get(gate, False))
+
+
+# Karmada's defaults for the gates this implementation consults
+FEATURE_GATE_DEFAULTS = {"PropagationPolicyPreemption": False, "PriorityBasedScheduling": True}
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` (Go's mapStringBool flag)."""
+    gates: dict[str, bool] = {}
+    for item in comma_list(text):
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f'missing bool value for feature gate "{name}"')
+        gates[name.strip()] = boolean(value.strip())
+    return gates
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +105,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--concurrent-clusterresourcebinding-syncs", "ClusterResourceBindings"),
     ):
         parser.add_argument(flag, type=int, default=5, metavar="N", help=f"{kind} synced at once (5)")
+    parser.add_argument(
+        "--feature-gates",
+        type=feature_gates,
+        default={},
+        metavar="GATES",
+        help="key=value pairs of feature gates, e.g. PropagationPolicyPreemption=true",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 

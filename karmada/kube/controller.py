@@ -47,15 +47,20 @@ class Controller(Generic[K]):
     def enqueue(self, key: K) -> None:
         self.queue.add(key)
 
-    def watches(self, informer: Informer, keys: Callable[[str, Obj, Obj | None], Iterable[K]]) -> None:
+    def watches(
+        self, informer: Informer, keys: Callable[[str, Obj, Obj | None], Iterable[K]]
+    ) -> Callable[[str, Obj, Obj | None], None]:
         """Reconcile the keys ``keys`` maps each event of ``informer`` to (controller-runtime's
-        For/Owns/Watches: the object itself, its owner, or whatever depends on it)."""
+        For/Owns/Watches: the object itself, its owner, or whatever depends on it).
+
+        Returns the handler added, for ``informer.remove_handler`` when the watch ends."""
 
         def handler(kind: str, obj: Obj, old: Obj | None) -> None:
             for key in keys(kind, obj, old):
                 self.queue.add(key)
 
         informer.add_handler(handler)
+        return handler
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()

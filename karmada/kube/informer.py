@@ -116,6 +116,11 @@ class Informer:
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
 
+    def remove_handler(self, handler: Handler) -> None:
+        """Stop calling ``handler`` (a reader that no longer needs this cache)."""
+        if handler in self._handlers:
+            self._handlers.remove(handler)
+
     async def wait_synced(self, timeout: float | None = None) -> None:
         async with asyncio.timeout(timeout):
             await self._synced.wait()

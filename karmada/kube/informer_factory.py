@@ -23,6 +23,7 @@ class InformerFactory:
     def __init__(self, client: KubeClient) -> None:
         self.client = client
         self._informers: dict[Key, Informer] = {}
+        self._users: dict[Key, int] = {}  # how many times each cache was asked for and not released
         self._started = False
 
     def informer(
@@ -39,6 +40,7 @@ class InformerFactory:
         resyncs at the shorter one (a running cache keeps the period it started with).
         """
         key = (resource.group, resource.version, resource.plural, namespace, label_selector)
+        self._users[key] = self._users.get(key, 0) + 1
         found = self._informers.get(key)
         if found is None:
             found = Informer(
@@ -58,6 +60,21 @@ class InformerFactory:
     def __len__(self) -> int:
         return len(self._informers)
 
+    async def release(self, informer: Informer) -> None:
+        """One reader is done with ``informer`` (as asked for once); the last one stops the cache.
+
+        For caches made on demand (the kinds a policy selects): when no policy selects
+        a kind any more, its watch ends unless another controller still reads it."""
+        key = next((k for k, found in self._informers.items() if found is informer), None)
+        if key is None:
+            return
+        self._users[key] = self._users.get(key, 1) - 1
+        if self._users[key] > 0:
+            return
+        del self._users[key]
+        del self._informers[key]
+        await informer.stop()
+
     async def start(self, sync_timeout: float | None = 60.0) -> None:
         """Start every cache and wait until each has listed its objects."""
         self._started = True
@@ -71,3 +88,4 @@ class InformerFactory:
         for informer in self._informers.values():
             await informer.stop()
         self._informers.clear()
+        self._users.clear()
