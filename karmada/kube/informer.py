@@ -82,16 +82,24 @@ class Informer:
         self.failures = 0
         """Failed lists and watches in a row (0 while all is well)."""
         self._applied = 0
+        # objects this process wrote (``store``) that the watch has not delivered yet: read
+        # in place of the cached copy, but kept apart so that the watch event, when it
+        # comes, reaches every handler with the previous object it really replaces
+        self._written: dict[tuple[str, str], Obj] = {}
 
     # -- reading ------------------------------------------------------------
     def get(self, name: str, namespace: str = "") -> Obj | None:
-        return self._cache.get((namespace, name))
+        key = (namespace, name)
+        written = self._written.get(key)
+        return written if written is not None else self._cache.get(key)
 
     def items(self) -> Iterator[Obj]:
-        return iter(list(self._cache.values()))
+        if not self._written:
+            return iter(list(self._cache.values()))
+        return iter(list({**self._cache, **self._written}.values()))
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return len(self._cache) + sum(1 for key in self._written if key not in self._cache)
 
     def store(self, obj: Obj) -> None:
         """Put an object this process just wrote into the cache, so its next read sees
@@ -101,7 +109,7 @@ class Informer:
         passed, was deleted meanwhile (or is outside the selector): it stays out,
         else it would sit in the cache for ever."""
         key = object_key(obj)
-        old = self._cache.get(key)
+        old = self._written.get(key) or self._cache.get(key)
         new_rv = _version(obj.get("metadata", {}).get("resourceVersion", ""))
         if old is None:
             seen = _version(self.resource_version)
@@ -111,7 +119,7 @@ class Informer:
             old_rv = _version(old.get("metadata", {}).get("resourceVersion", ""))
             if new_rv is None or old_rv is None or new_rv < old_rv:
                 return
-        self._cache[key] = self.transform(obj)
+        self._written[key] = self.transform(obj)
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
@@ -169,6 +177,13 @@ class Informer:
                 self._emit("DELETED", old, old)
         self._cache = fresh
         self.resource_version = listing["metadata"]["resourceVersion"]
+        listed = _version(self.resource_version)
+        for key, written in list(self._written.items()):
+            mine = _version(written.get("metadata", {}).get("resourceVersion", ""))
+            if key in fresh:
+                self._forget_written(key, fresh[key])
+            elif listed is None or mine is None or mine <= listed:  # deleted since it was written
+                del self._written[key]
         self._synced.set()
 
     async def _watch(self) -> None:
@@ -197,7 +212,18 @@ class Informer:
         else:
             self._cache[key] = obj
         self.resource_version = obj["metadata"].get("resourceVersion", self.resource_version)
+        self._forget_written(key, obj, deleted=kind == "DELETED")
         self._emit(kind, obj, old)
+
+    def _forget_written(self, key: tuple[str, str], obj: Obj, deleted: bool = False) -> None:
+        """Drop a stored write once the watch (or a list) caught up with it."""
+        written = self._written.get(key)
+        if written is None:
+            return
+        seen = _version(obj.get("metadata", {}).get("resourceVersion", ""))
+        mine = _version(written.get("metadata", {}).get("resourceVersion", ""))
+        if deleted or seen is None or mine is None or seen >= mine:
+            del self._written[key]
 
     async def _resync(self) -> None:
         while True:

@@ -402,3 +402,30 @@ async def test_objects_deleted_while_the_watch_was_gone_leave_on_relist(
         async with running(informer):
             await until(lambda: informer.relists > relists)
             assert len(informer) == 0 and ("DELETED", "gone") in seen
+
+
+async def test_a_stored_write_still_reaches_every_handler_with_the_object_it_replaced(kube: KubeClient) -> None:
+    """Two controllers share a cache; one writes and stores its result. The other must
+    still see the change: the watch event carries the object the write replaced."""
+    informer = Informer(kube, CONFIGMAPS, namespace="default")
+    seen: list[tuple[str, str | None, str | None]] = []
+
+    def other_controller(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if obj["metadata"]["name"] == "shared-write":
+            before = None if old is None else (old.get("data") or {}).get("v")
+            seen.append((kind, before, (obj.get("data") or {}).get("v")))
+
+    informer.add_handler(other_controller)
+    async with running(informer):
+        await informer.wait_synced(WAIT)
+        body = {"metadata": {"name": "shared-write"}, "data": {"v": "1"}}
+        informer.store(await kube.create(CONFIGMAPS, body, "default"))
+        await until(lambda: ("ADDED", None, "1") in seen)
+        current = informer.get("shared-write", "default")
+        assert current is not None
+        updated = await kube.update(CONFIGMAPS, {**current, "data": {"v": "2"}}, "default")
+        informer.store(updated)
+        stored = informer.get("shared-write", "default")
+        assert stored is not None and stored["data"] == {"v": "2"}, "the writer reads its own write at once"
+        await until(lambda: ("MODIFIED", "1", "2") in seen)
+        assert len(informer) == len(list(informer.items()))
