@@ -33,15 +33,8 @@ from karmada.api import APIValidationError, Cluster, ClusterOverridePolicy
 from karmada.api.keys import (
     APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
     EXECUTION_CONTROLLER_FINALIZER,
-    MANAGED_ANNOTATIONS_ANNOTATION,
-    MANAGED_LABEL,
-    MANAGED_LABEL_VALUE,
-    MANAGED_LABELS_ANNOTATION,
     NAMESPACE_DEFAULT,
-    RESOURCE_TEMPLATE_UID_ANNOTATION,
     SKIP_AUTO_PROPAGATION_LABEL,
-    WORK_NAME_ANNOTATION,
-    WORK_NAMESPACE_ANNOTATION,
     WORK_PERMANENT_ID_LABEL,
 )
 from karmada.api.names import cluster_of_execution_space, execution_space, is_reserved_namespace, work_name
@@ -49,6 +42,7 @@ from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
 from karmada.kube.resources import CLUSTERS, NAMESPACES, WORKS, Resource
 from karmada.overrides import OverrideError, apply_overrides
+from karmada.works.render import decorate, record_managed_keys
 
 log = logging.getLogger("controlplane.namespace_sync")
 Obj = dict[str, Any]
@@ -57,19 +51,6 @@ CLUSTER_OVERRIDE_POLICIES = Resource(
     "policy.karmada.io", "v1alpha1", "clusteroverridepolicies", "ClusterOverridePolicy", False
 )
 SPACE_RETRY = 1.0  # seconds between looks for a new cluster's execution space
-# metadata the API server owns, pruned from every Work manifest (Karmada's RemoveIrrelevantFields)
-_SERVER_METADATA = (
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "generation",
-    "managedFields",
-    "resourceVersion",
-    "selfLink",
-    "uid",
-    "ownerReferences",
-    "finalizers",
-)
 
 
 # -- pure parts -------------------------------------------------------------------
@@ -88,29 +69,10 @@ def skips_auto_propagation(namespace: Mapping[str, Any]) -> bool:
 
 
 def decorate_manifest(manifest: Mapping[str, Any], work: str, space: str, work_id: str) -> Obj:
-    """A template as a Work carries it: marked as managed by Karmada and by this Work,
-    server-owned fields pruned, and the managed label/annotation keys recorded.
-
-    The minimal part of the binding controller's decoration a Namespace needs (no
-    binding references, no conflict resolution, no kind-specific pruning)."""
-    result = copy.deepcopy(dict(manifest))
-    meta = result.setdefault("metadata", {})
-    uid = meta.get("uid") or ""
-    labels = dict(meta.get("labels") or {})
-    labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE
-    annotations = dict(meta.get("annotations") or {})
-    annotations.update(
-        {RESOURCE_TEMPLATE_UID_ANNOTATION: uid, WORK_NAME_ANNOTATION: work, WORK_NAMESPACE_ANNOTATION: space}
-    )
-    for key in _SERVER_METADATA:
-        meta.pop(key, None)
-    result.pop("status", None)
-    keys = {MANAGED_ANNOTATIONS_ANNOTATION, MANAGED_LABELS_ANNOTATION, *annotations}
-    annotations[MANAGED_ANNOTATIONS_ANNOTATION] = ",".join(sorted(keys))
-    labels[WORK_PERMANENT_ID_LABEL] = work_id
-    annotations[MANAGED_LABELS_ANNOTATION] = ",".join(sorted(labels))
-    meta["labels"] = labels
-    meta["annotations"] = annotations
+    """A Namespace as its Work carries it: decorated and pruned as every Work manifest, and
+    the managed label/annotation keys recorded."""
+    result = decorate(manifest, work, space)
+    record_managed_keys(result, work_id)
     return result
 
 

@@ -262,16 +262,7 @@ def render_work(
     namespace = execution_space(target.name)
     manifest_meta = manifest.get("metadata") or {}
     name = work_name(kind, str(manifest_meta.get("name", "")), str(manifest_meta.get("namespace", "")))
-    # CreateOrUpdateWork's decoration, then the pruning Karmada's webhook would repeat
-    _labels(manifest)[MANAGED_LABEL] = MANAGED_LABEL_VALUE
-    decorations = {
-        RESOURCE_TEMPLATE_UID_ANNOTATION: str(manifest_meta.get("uid", "")),
-        WORK_NAME_ANNOTATION: name,
-        WORK_NAMESPACE_ANNOTATION: namespace,
-        CONFLICT_RESOLUTION_ANNOTATION: resolution,
-    }
-    _annotations(manifest).update(decorations)
-    manifest = prune(manifest)
+    manifest = decorate(manifest, name, namespace, resolution)
     return RenderedWork(
         cluster=target.name,
         name=name,
@@ -284,6 +275,23 @@ def render_work(
         overrides=result,
         warnings=[warning] if warning else [],
     )
+
+
+def decorate(manifest: Mapping[str, Any], work: str, space: str, resolution: str | None = None) -> Obj:
+    """A template as Work ``space/work`` carries it (CreateOrUpdateWork's decoration, then
+    the pruning Karmada's webhook would repeat): marked as managed by Karmada and by that
+    Work, with the template's uid and, for bindings, the conflict resolution."""
+    result: Obj = copy.deepcopy(dict(manifest))
+    _labels(result)[MANAGED_LABEL] = MANAGED_LABEL_VALUE
+    decorations = {
+        RESOURCE_TEMPLATE_UID_ANNOTATION: str((result.get("metadata") or {}).get("uid", "")),
+        WORK_NAME_ANNOTATION: work,
+        WORK_NAMESPACE_ANNOTATION: space,
+    }
+    if resolution is not None:
+        decorations[CONFLICT_RESOLUTION_ANNOTATION] = resolution
+    _annotations(result).update(decorations)
+    return prune(result)
 
 
 def record_managed_keys(manifest: Obj, work_id: str) -> None:
