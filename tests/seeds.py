@@ -1,9 +1,13 @@
 """The YAML examples of the seed documents (``../shared/seeds``), found in the files themselves.
 
+The repository keeps its own copies of them (``tests/api/seed_yaml``, see
+``tests/api/seed_examples.py``); this module finds the examples in the seed
+documents, when they are at hand, so a test can check the copies still equal them.
+
 Two shapes occur. Some documents keep their YAML indented: those blocks are
 extracted directly. Others were flattened to one line when they were
 published (newlines and indentation lost, section numbers glued on): for
-those, ``tests/api/seed_examples.py`` holds the re-indented YAML, and
+those, ``tests/api/seed_yaml/flattened`` holds the re-indented YAML, and
 :func:`flattened_runs` finds every example in the seed text so a test can
 check each is covered by a reconstruction that flattens back to the very same
 text.
