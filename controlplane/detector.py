@@ -165,6 +165,7 @@ class Detector:
         skipped_namespaces: Iterable[str] = ("kube-.*",),
         preemption_enabled: bool = False,
         priority_scheduling_enabled: bool = True,
+        workers: int = 5,
     ) -> None:
         self.client = client
         self.informers = informers
@@ -182,7 +183,9 @@ class Detector:
         self.crbs = informers.informer(CLUSTER_RESOURCE_BINDINGS)
         self.crds = informers.informer(CRDS)
         self.priority_classes: Informer | None = None  # made when a policy first names one
-        self.templates: Controller[TemplateKey] = Controller("detector", self.reconcile_template)
+        self.templates: Controller[TemplateKey] = Controller("detector", self.reconcile_template, workers=workers)
+        # resourceVersion of the last template update this process wrote, per template, until its echo
+        self._own_writes: dict[TemplateKey, str | None] = {}
         self.policies: Controller[PolicyKey] = Controller("detector-policy", self.reconcile_policy)
         # (apiVersion, kind) -> the template cache; kinds that would never be propagated map to None
         self.kinds: dict[tuple[str, str], Informer | None] = {}
@@ -298,8 +301,13 @@ class Detector:
             if event == "DELETED":
                 self._user_changed.discard(key)
                 self._failures.pop(key, None)
+                self._own_writes.pop(key, None)
                 return []  # the binding is garbage-collected through its ownerReference
             if skip_reason(obj, self.skipped_namespaces) is not None:
+                return []
+            if event == "MODIFIED" and self._own_writes.pop(key, None) == meta.get("resourceVersion"):
+                # the echo of our own claim: its binding was built from exactly this version, and
+                # reconciling it now would stamp a later (status-only) version onto the binding
                 return []
             if event == "MODIFIED" and old is not None:
                 if not specification_changed(old, obj):
@@ -513,6 +521,7 @@ class Detector:
         key = _template_key(obj)
         resource = self._resources.get(key[:2]) or await self.mapper.resource_for(key[0], key[1])
         stored = await self.client.update(resource, obj, key[2] or None)
+        self._own_writes[key] = stored["metadata"].get("resourceVersion")
         informer = self.kinds.get(key[:2])
         if informer is not None:
             informer.store(stored)
@@ -905,5 +914,6 @@ def setup(context: Context) -> list[Controller[Any]]:
         skipped_namespaces=options.skipped_propagating_namespaces,
         preemption_enabled=options.feature_enabled(PREEMPTION_GATE),
         priority_scheduling_enabled=options.feature_enabled(PRIORITY_GATE),
+        workers=options.concurrent_resource_template_syncs,
     )
     return [detector.templates, detector.policies]

@@ -33,6 +33,7 @@ class Options:
     enable_empty_workload_propagation: bool = False
     # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
     skipped_propagating_namespaces: tuple[str, ...] = ("kube-.*",)
+    concurrent_resource_template_syncs: int = 5
     concurrent_resourcebinding_syncs: int = 5
     concurrent_clusterresourcebinding_syncs: int = 5
     # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
@@ -101,6 +102,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="comma-separated regexes of namespaces never propagated (kube-.*)",
     )
     for flag, kind in (
+        ("--concurrent-resource-template-syncs", "resource templates"),
         ("--concurrent-resourcebinding-syncs", "ResourceBindings"),
         ("--concurrent-clusterresourcebinding-syncs", "ClusterResourceBindings"),
     ):
