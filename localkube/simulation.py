@@ -177,8 +177,10 @@ class Simulation:
             self.api.delete(self._rt(storage), namespace, name, options or {"propagationPolicy": "Background"}, False)
         self._observe(storage, (namespace, name))
 
-    def _set_status(self, storage: str, obj: Obj, status: Obj) -> None:
-        merged = {**(obj.get("status") or {}), **status}
+    def _set_status(self, storage: str, obj: Obj, status: Obj, replace: bool = False) -> None:
+        """Write ``status`` over the stored one; ``replace`` for a status the controller owns
+        whole (a counter it leaves out is zero, not whatever an earlier write said)."""
+        merged = dict(status) if replace else {**(obj.get("status") or {}), **status}
         if merged != (obj.get("status") or {}):
             self._update(storage, {**obj, "status": merged}, "status")
 
@@ -718,7 +720,7 @@ class Simulation:
         if not ready:
             status.pop("readyReplicas")
             status.pop("availableReplicas")
-        self._set_status("apps/deployments", current, status)
+        self._set_status("apps/deployments", current, status, replace=True)
 
     @staticmethod
     def _conditions(

@@ -38,6 +38,8 @@ def test_nodes_are_ready_with_capacity(kubectl: Kubectl) -> None:
 def test_deployment_rolls_out(kubectl: Kubectl) -> None:
     kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3")
     kubectl("rollout", "status", "deployment/web", "--timeout=20s", timeout=30)
+    status = json.loads(kubectl("get", "deploy", "web", "-o", "json").stdout)["status"]
+    assert status["readyReplicas"] == 3 and "unavailableReplicas" not in status, "zero counters are left out"
     pods = _pods(kubectl, "app=web")
     assert len(pods) == 3
     assert all(p["status"]["phase"] == "Running" and p["spec"]["nodeName"] for p in pods)
