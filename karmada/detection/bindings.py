@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from karmada.api.keys import (
+    BINDING_CONTROLLER_FINALIZER,
+    CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER,
     CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL,
     PROPAGATION_POLICY_PERMANENT_ID_LABEL,
     RESOURCE_BINDING_PERMANENT_ID_LABEL,
@@ -131,6 +133,10 @@ def desired_binding(
     binding_meta["labels"] = labels
     binding_meta["annotations"] = annotations
     binding_meta["ownerReferences"] = [controller_reference(template)]
+    # Karmada's detector creates the binding with the binding controller's finalizer
+    binding_meta["finalizers"] = [
+        BINDING_CONTROLLER_FINALIZER if kind == "ResourceBinding" else CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER
+    ]
     return {"apiVersion": BINDING_API_VERSION, "kind": kind, "metadata": binding_meta, "spec": binding_spec}
 
 
@@ -179,6 +185,11 @@ def merged_binding(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> O
         if not meta[field]:
             meta.pop(field)
     meta["ownerReferences"] = copy.deepcopy(want_meta["ownerReferences"])
+    finalizers = list(meta.get("finalizers") or [])
+    if not meta.get("deletionTimestamp"):  # no finalizer may be added to an object being deleted
+        finalizers += [f for f in want_meta.get("finalizers") or [] if f not in finalizers]
+    if finalizers:
+        meta["finalizers"] = finalizers
     spec = updated.setdefault("spec", {})
     want_spec = desired["spec"]
     for field in OWNED_SPEC_FIELDS:

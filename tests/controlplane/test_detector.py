@@ -1,5 +1,5 @@
 """The resource detector against localkube, driven with the real kubectl:
-``karmada-controlplane --controllers=detector`` claims templates for policies and
+``karmada-controlplane --controllers=detector,binding`` claims templates for policies and
 writes their bindings; policy deletion releases; CRD kinds installed after the
 policy, cluster-scoped templates, priority and preemption; binding GC."""
 
@@ -29,7 +29,7 @@ CRB_ID = "clusterresourcebinding.karmada.io/permanent-id"
 @pytest.fixture(scope="module")
 def karmada(localkube: ServerThread, workdir: Path) -> Iterator[PullMode]:
     env = PullMode(localkube, workdir).install()
-    env.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true")
+    env.start_controlplane("--controllers=detector,binding", "--feature-gates=PropagationPolicyPreemption=true")
     try:
         yield env
     finally:
@@ -515,7 +515,9 @@ def test_a_restart_converges_with_no_writes(karmada: PullMode) -> None:
     assert karmada.controlplane is not None
     karmada.controlplane.stop()
     offset = karmada.controlplane.log.stat().st_size
-    log = karmada.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true").log
+    log = karmada.start_controlplane(
+        "--controllers=detector,binding", "--feature-gates=PropagationPolicyPreemption=true"
+    ).log
 
     def started(what: str) -> bool:
         return what.encode() in log.read_bytes()[offset:]
@@ -570,7 +572,7 @@ def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmad
     karmada.controlplane.stop()
     karmada.admin("delete", "pp", "secrets", "-n", "default", "--wait=false")
     assert get(karmada, "pp", "secrets", "-n", "default")["metadata"]["deletionTimestamp"]  # type: ignore[index]
-    karmada.start_controlplane("--controllers=detector", "--feature-gates=PropagationPolicyPreemption=true")
+    karmada.start_controlplane("--controllers=detector,binding", "--feature-gates=PropagationPolicyPreemption=true")
     wait_for(lambda: get(karmada, "pp", "secrets", "-n", "default") is None, what="the finalizer removed")
     assert PP_ID not in labels(get(karmada, "secret", "token", "-n", "default"))
     assert PP_ID not in labels(rb_of(karmada, "token-secret"))

@@ -267,6 +267,7 @@ def test_desired_binding_for_a_namespaced_template() -> None:
                     "blockOwnerDeletion": True,
                 }
             ],
+            "finalizers": ["karmada.io/binding-controller"],
         },
         "spec": {
             "resource": {
