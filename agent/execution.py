@@ -279,6 +279,7 @@ class ExecutionController:
 
     async def stop(self) -> None:
         await self.controller.stop()
+        await self.recorder.close()
         await self.works.stop()
         for cache in self.caches.values():
             await cache.stop()

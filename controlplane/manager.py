@@ -90,4 +90,5 @@ class ControlPlane:
             self.supervisor = None
             for controller in controllers:
                 await controller.stop()
+            await context.recorder.close()
             await context.informers.stop()

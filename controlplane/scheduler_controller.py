@@ -408,6 +408,9 @@ def _set(status: Obj, field: str, value: Any) -> bool:
     return True
 
 
+SCHEDULER_WORKERS = 4
+
+
 def setup(context: Context) -> list[Controller[Key]]:
     """The scheduler over the binding and Cluster caches."""
     informers, options = context.informers, context.options
@@ -424,7 +427,10 @@ def setup(context: Context) -> list[Controller[Key]]:
         scheduler_name=options.scheduler_name,
         enable_empty_workload_propagation=options.enable_empty_workload_propagation,
     )
-    controller: Controller[Key] = Controller("scheduler", scheduler.reconcile)
+    # Karmada's scheduler runs one worker; its API calls return in a millisecond or two. Ours wait
+    # on a Python API server shared with every other program, so several bindings are in flight
+    # at once (one key is never in two workers; snapshots are read-only while scheduling)
+    controller: Controller[Key] = Controller("scheduler", scheduler.reconcile, workers=SCHEDULER_WORKERS)
     controller.watches(bindings, scheduler.on_binding)
     controller.watches(cluster_bindings, scheduler.on_binding)
     controller.watches(clusters, scheduler.on_cluster)

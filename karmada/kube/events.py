@@ -6,15 +6,25 @@ as client-go's correlator does; if that Event is gone (events expire after an
 hour) a new one is created. The correlator remembers the 4,096 most recently
 recorded events (client-go's LRU size), so memory stays bounded however many
 objects come and go. Recording never raises: events are advisory.
+
+As client-go's broadcaster, :meth:`EventRecorder.record` does not wait for the
+API server: the event goes to a bounded queue (1,000, as client-go's; beyond
+that events are dropped with a warning) served by a few writer tasks, so a
+controller's reconcile costs no round trip per event. Repeats of one event go
+to the same writer, in order, so they aggregate. :meth:`flush` waits until
+everything recorded so far is written.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
 import datetime
 import hashlib
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from karmada.kube.client import KubeClient, KubeError
@@ -25,6 +35,20 @@ log = logging.getLogger("karmada.kube.events")
 Obj = dict[str, Any]
 AGGREGATION_WINDOW = 600.0
 CACHE_SIZE = 4096
+QUEUE_SIZE = 1000  # client-go's maxQueuedEvents
+WRITERS = 4
+
+
+@dataclass(frozen=True)
+class _Pending:
+    identity: str
+    namespace: str
+    obj_name: str
+    involved: dict[str, str]
+    event_type: str
+    reason: str
+    message: str
+    when: str
 
 
 def _time() -> str:
@@ -41,6 +65,9 @@ class EventRecorder:
         self.cache_size = cache_size
         # identity -> (Event name, count, when last recorded), least recently recorded first
         self._seen: collections.OrderedDict[str, tuple[str, int, float]] = collections.OrderedDict()
+        self._queues: list[asyncio.Queue[_Pending]] = []
+        self._writers: list[asyncio.Task[None]] = []
+        self.dropped = 0
 
     def __len__(self) -> int:
         """Events remembered for aggregation."""
@@ -53,7 +80,7 @@ class EventRecorder:
             self._seen.popitem(last=False)
 
     async def record(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
-        """Record one event about ``obj`` (``event_type`` is Normal or Warning)."""
+        """Record one event about ``obj`` (``event_type`` is Normal or Warning); returns at once."""
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         involved = {
@@ -66,6 +93,55 @@ class EventRecorder:
             involved["namespace"] = meta["namespace"]
         key = f"{involved}/{event_type}/{reason}/{message}"
         identity = hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()[:10]
+        pending = _Pending(identity, namespace, meta.get("name", ""), involved, event_type, reason, message, _time())
+        if not self._queues:
+            self._start()
+        queue = self._queues[int(identity, 16) % len(self._queues)]
+        try:
+            queue.put_nowait(pending)
+        except asyncio.QueueFull:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 100 == 0:
+                log.warning("event queue full: dropped %d events so far (latest: %s)", self.dropped, reason)
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._queues = [asyncio.Queue(QUEUE_SIZE // WRITERS) for _ in range(WRITERS)]
+        self._writers = [
+            loop.create_task(self._writer(q), name=f"event-writer-{i}") for i, q in enumerate(self._queues)
+        ]
+
+    async def _writer(self, queue: asyncio.Queue[_Pending]) -> None:
+        while True:
+            pending = await queue.get()
+            try:
+                await self._write(pending)
+            except Exception:  # a bug here must not stop the writer
+                log.exception("recording event %s failed", pending.reason)
+            finally:
+                queue.task_done()
+
+    async def flush(self) -> None:
+        """Wait until every event recorded so far is written (or given up)."""
+        for queue in self._queues:
+            await queue.join()
+
+    async def close(self, grace: float = 2.0) -> None:
+        """Write what is queued (for ``grace`` seconds at most), then stop the writers."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await self.flush()
+        for task in self._writers:
+            task.cancel()
+        for task in self._writers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._queues, self._writers = [], []
+
+    async def _write(self, pending: _Pending) -> None:
+        identity, namespace, now = pending.identity, pending.namespace, pending.when
+        meta = {"name": pending.obj_name}
+        involved, event_type, reason, message = pending.involved, pending.event_type, pending.reason, pending.message
         now = _time()
         try:
             seen = self._seen.get(identity)

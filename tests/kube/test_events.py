@@ -32,9 +32,11 @@ async def test_the_cache_keeps_the_most_recent_events_only(kube: KubeClient) -> 
     recorder = EventRecorder(kube, "karmada-test", cache_size=8)
     for step in range(20):
         await recorder.record(target, "Normal", "Step", f"step {step:02d}")
+        await recorder.flush()  # writes in recording order, so the cache's order is known
     assert len(recorder) == 8
     await recorder.record(target, "Normal", "Step", "step 19")  # remembered: aggregated
     await recorder.record(target, "Normal", "Step", "step 00")  # forgotten: a new Event
+    await recorder.flush()
     assert len(recorder) == 8
     counts = [(e["message"], e["count"]) for e in await events_about(kube, "busy")]
     assert counts.count(("step 19", 2)) == 1 and ("step 19", 1) not in counts
@@ -47,10 +49,26 @@ async def test_an_expired_event_is_recorded_anew(kube: KubeClient) -> None:
     target.update(apiVersion="v1", kind="ConfigMap")
     recorder = EventRecorder(kube, "karmada-test")
     await recorder.record(target, "Warning", "Failed", "no luck")
+    await recorder.flush()
     (first,) = await events_about(kube, "quiet")
     await kube.delete(EVENTS, first["metadata"]["name"], "default")  # what the server's event TTL does
     await recorder.record(target, "Warning", "Failed", "no luck")
     await recorder.record(target, "Warning", "Failed", "no luck")
+    await recorder.flush()
     (second,) = await events_about(kube, "quiet")
     assert second["metadata"]["name"] != first["metadata"]["name"]
     assert (second["count"], second["type"]) == (2, "Warning")
+
+
+async def test_recording_does_not_wait_for_the_server_and_a_full_queue_drops(kube: KubeClient) -> None:
+    """As client-go's broadcaster: record returns at once; past 1,000 queued events the rest are dropped."""
+    target = await kube.create(CONFIGMAPS, {"metadata": {"name": "flood"}}, "default")
+    target.update(apiVersion="v1", kind="ConfigMap")
+    recorder = EventRecorder(kube, "karmada-test")
+    for step in range(1100):  # no await yields to the writers in between: all of them queue at once
+        await recorder.record(target, "Normal", "Flood", f"event {step}")
+    assert recorder.dropped >= 100
+    await recorder.flush()
+    await recorder.close()
+    written = await events_about(kube, "flood")
+    assert len(written) == 1100 - recorder.dropped

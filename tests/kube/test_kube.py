@@ -160,6 +160,7 @@ async def test_event_recorder_aggregates(kube: KubeClient) -> None:
     recorder = EventRecorder(kube, "karmada-test")
     await recorder.record(target, "Normal", "Synced", "all good")
     await recorder.record(target, "Normal", "Synced", "all good")
+    await recorder.flush()
     events = await kube.list(EVENTS, "default", fieldSelector="involvedObject.name=noted")
     assert len(events["items"]) == 1
     event: dict[str, Any] = events["items"][0]
