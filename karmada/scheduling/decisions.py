@@ -10,8 +10,15 @@ about each cluster. The value is compact JSON::
         {"name": "member1", "selected": true, "score": 0, "allocatable": 10,
          "available": 10, "replicas": 1},
         {"name": "member3", "filtered": [["TaintToleration",
-         "cluster(s) had untolerated taint {k=v:NoSchedule}"]]}],
+         "cluster(s) had untolerated taint {k=v:NoSchedule}"]]},
+        {"name": "member4", "filtered": [["ClusterAffinity", "..."]],
+         "affinityMisses": [{"term": "primary", "field": "labelSelector",
+           "requirement": "env=prod", "key": "env", "value": "dev"}]}],
      "truncated": 0}
+
+``weight`` is the cluster's static weight (static weighted division only);
+``affinityMisses`` says, per observed affinity, the requirement a cluster
+failed and its own value of that key (``value`` absent: it has none).
 
 ``clusters`` lists selected clusters first, then the other feasible ones by
 score, then the filtered ones, each group by name; fields that do not apply
@@ -58,9 +65,12 @@ def _entry(decision: ClusterDecision) -> dict[str, Any]:
         ("available", decision.available_replicas),
         ("overflowOrder", decision.overflow_order or None),
         ("replicas", decision.replicas),
+        ("weight", decision.weight),
     ):
         if value is not None:
             entry[key] = value
+    if decision.affinity_misses:
+        entry["affinityMisses"] = decision.affinity_misses
     return entry
 
 
