@@ -7,5 +7,17 @@ control plane recorded (claim, binding, scheduler decisions, Works); pure, no I/
 from karmada.explanation.explain import FEASIBLE, FILTERED, SELECTED, Inputs, explain
 from karmada.explanation.overrides import applied_overrides
 from karmada.explanation.text import render_text
+from karmada.explanation.types import ResourceType, UnknownType, resolve_type
 
-__all__ = ["FEASIBLE", "FILTERED", "SELECTED", "Inputs", "applied_overrides", "explain", "render_text"]
+__all__ = [
+    "FEASIBLE",
+    "FILTERED",
+    "SELECTED",
+    "Inputs",
+    "ResourceType",
+    "UnknownType",
+    "applied_overrides",
+    "explain",
+    "render_text",
+    "resolve_type",
+]

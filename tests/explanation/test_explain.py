@@ -16,7 +16,7 @@ from karmada.api.keys import (
     PROPAGATION_POLICY_NAMESPACE_ANNOTATION,
     PROPAGATION_POLICY_PERMANENT_ID_LABEL,
 )
-from karmada.explanation import Inputs, explain, render_text
+from karmada.explanation import Inputs, UnknownType, explain, render_text, resolve_type
 from karmada.scheduling import ScheduleFailure, encode_decisions, schedule
 from tests.factories import binding_spec, cluster
 
@@ -310,3 +310,51 @@ def test_dependencies_from_the_binding() -> None:
     assert out["dependencies"] == deps
     assert "ConfigMap default/my-config (v1)" in render_text(out)
     assert "Dependencies: <none>" in render_text(explain(Inputs(template=deployment(), binding=binding({}))))
+
+
+CORE = {
+    "groupVersion": "v1",
+    "resources": [
+        {
+            "name": "configmaps",
+            "kind": "ConfigMap",
+            "namespaced": True,
+            "singularName": "configmap",
+            "shortNames": ["cm"],
+        },
+        {"name": "pods/status", "kind": "Pod"},
+    ],
+}
+APPS = {
+    "groupVersion": "apps/v1",
+    "resources": [
+        {
+            "name": "deployments",
+            "kind": "Deployment",
+            "namespaced": True,
+            "singularName": "deployment",
+            "shortNames": ["deploy"],
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("word", "plural"),
+    [
+        ("deploy", "deployments"),
+        ("Deployment", "deployments"),
+        ("deployments.apps", "deployments"),
+        ("deployment.apps", "deployments"),
+        ("cm", "configmaps"),
+        ("configmap", "configmaps"),
+    ],
+)
+def test_resolve_type(word: str, plural: str) -> None:
+    assert resolve_type(word, [CORE, APPS]).plural == plural
+
+
+@pytest.mark.parametrize("word", ["deployments.core", "pods/status", "pod", "nope"])
+def test_resolve_type_unknown(word: str) -> None:
+    with pytest.raises(UnknownType, match=f'the server doesn\'t have a resource type "{word}"'):
+        resolve_type(word, [CORE, APPS])
