@@ -96,15 +96,16 @@ def _policy_section(inputs: Inputs) -> Obj:
 
 
 def _stale(binding: Obj, decisions: Obj | None) -> str | None:
+    # the decision's own generation is the one the scheduler read; its write of spec.clusters
+    # moves the binding one on, and that generation is the observed one: compare with that
     generation = _meta(binding).get("generation")
     observed = (binding.get("status") or {}).get("schedulerObservedGeneration")
     if decisions is None:
         return "the binding carries no recorded decision (not scheduled yet, or by a scheduler that does not record)"
-    if generation is not None and observed is not None and generation > observed:
+    if observed is None:
+        return "the binding has no schedulerObservedGeneration: the scheduler has not settled on it yet"
+    if generation is not None and generation > observed:
         return f"the binding's generation {generation} is newer than the scheduled generation {observed}"
-    recorded = decisions.get("generation")
-    if generation is not None and recorded is not None and generation != recorded:
-        return f"the decision was made at generation {recorded}, the binding is at generation {generation}"
     return None
 
 

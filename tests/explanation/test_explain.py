@@ -179,7 +179,7 @@ def test_static_weights_and_replicas() -> None:
     [
         (1, 1, None),
         (2, 1, "the binding's generation 2 is newer than the scheduled generation 1"),
-        (3, None, "the decision was made at generation 0, the binding is at generation 3"),
+        (3, None, "the binding has no schedulerObservedGeneration: the scheduler has not settled on it yet"),
     ],
 )
 def test_staleness(generation: int, observed: int | None, stale: str | None) -> None:
