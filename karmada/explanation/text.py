@@ -78,7 +78,7 @@ def render_text(explanation: Obj) -> str:
     decision = explanation.get("decision") or {}
     parts = [decision["outcome"]] if "outcome" in decision else []
     if "generation" in decision:
-        parts.append(f"at generation {decision['generation']}")
+        parts.append(f"(made on binding generation {decision['generation']})")
     if decision.get("affinityName"):
         parts.append(f"with clusterAffinities term {decision['affinityName']}")
     lines.append(f"Decision:     {' '.join(parts) or '<none>'}")
