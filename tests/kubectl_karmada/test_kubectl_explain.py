@@ -22,6 +22,7 @@ def installed(plugin: Plugin) -> None:
         ("overridepolicy.spec.overrideRules.overriders.imageOverrider", "ImageOverrider represents the rules"),
         ("resourcebinding.spec.clusters", "Clusters represents target member clusters where the resource"),
         ("work.spec.workload", "Workload represents the manifest workload"),
+        ("cluster.spec.syncMode", "SyncMode describes how a cluster syncs resources from karmada control plane."),
     ],
 )
 def test_field_descriptions(installed: None, admin: Kubectl, field: str, phrase: str) -> None:
