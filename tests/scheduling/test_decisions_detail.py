@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from karmada.scheduling import ScheduleFailure, schedule
-from karmada.scheduling.decisions import decode_decisions, encode_decisions
+from karmada.scheduling.decisions import decode_decisions, encode_decisions, material
 from tests.factories import binding_spec, cluster
 
 CLUSTERS = [
@@ -132,3 +132,12 @@ def test_no_weight_unless_static_weighted(replica_scheduling: dict[str, Any] | N
     placement = {"replicaScheduling": replica_scheduling} if replica_scheduling else {}
     result = schedule(binding_spec(replicas=3, placement=placement), None, CLUSTERS)
     assert all(d.weight is None for d in result.decisions.values())
+
+
+def test_term_failures_are_recorded_and_material() -> None:
+    none = encode_decisions({}, generation=1, affinity_name="b", outcome="Success")
+    tried = encode_decisions({}, generation=1, affinity_name="b", outcome="Success", term_failures=[("a", "boom")])
+    document = decode_decisions(tried)
+    assert document is not None and document["termFailures"] == [{"term": "a", "error": "boom"}]
+    assert "termFailures" not in (decode_decisions(none) or {})
+    assert material(none) != material(tried)
