@@ -214,7 +214,7 @@ def explain(inputs: Inputs) -> Obj:
     decisions = decode_decisions(bmeta.get("annotations", {}).get(DECISIONS_ANNOTATION))
     decision: Obj = {}
     if decisions is not None:
-        for key in ("generation", "outcome", "affinityName", "truncated"):
+        for key in ("generation", "outcome", "affinityName", "termFailures", "truncated"):
             if decisions.get(key) not in (None, ""):
                 decision[key] = decisions[key]
     stale = _stale(binding, decisions)

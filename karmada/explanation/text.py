@@ -82,6 +82,8 @@ def render_text(explanation: Obj) -> str:
     if decision.get("affinityName"):
         parts.append(f"with clusterAffinities term {decision['affinityName']}")
     lines.append(f"Decision:     {' '.join(parts) or '<none>'}")
+    for failure in decision.get("termFailures") or []:
+        lines.append(f"  Tried:      term {failure.get('term')}: {failure.get('error')}")
     if decision.get("stale"):
         lines.append(f"  STALE:      {decision.get('staleReason')}")
     if decision.get("truncated"):

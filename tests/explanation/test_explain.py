@@ -358,3 +358,34 @@ def test_resolve_type(word: str, plural: str) -> None:
 def test_resolve_type_unknown(word: str) -> None:
     with pytest.raises(UnknownType, match=f'the server doesn\'t have a resource type "{word}"'):
         resolve_type(word, [CORE, APPS])
+
+
+def test_clusteraffinities_terms_tried_first_are_shown() -> None:
+    placement = {
+        "clusterAffinities": [
+            {"affinityName": "gpu", "labelSelector": {"matchLabels": {"gpu": "true"}}},
+            {"affinityName": "any", "clusterNames": ["member1"]},
+        ]
+    }
+    spec = binding_spec(replicas=1, placement=placement)
+    result = schedule(spec, None, CLUSTERS)
+    assert result.affinity_name == "any"
+    tried = [(["gpu", "any"][i], str(e)) for i, e in result.term_failures]
+    text = encode_decisions(
+        result.decisions, generation=1, affinity_name=result.affinity_name, outcome="Success", term_failures=tried
+    )
+    b = binding(placement)
+    b["metadata"]["annotations"]["scheduler.karmada-py.io/decisions"] = text
+    out = explain(Inputs(template=deployment(), binding=b))
+    assert out["decision"]["affinityName"] == "any"
+    assert out["decision"]["termFailures"] == [
+        {
+            "term": "gpu",
+            "error": "0/3 clusters are available: 1 cluster(s) had untolerated taint "
+            "{maintenance=true:NoSchedule}, 2 cluster(s) did not match the placement cluster affinity constraint.",
+        }
+    ]
+    rendered = render_text(out)
+    assert (
+        "with clusterAffinities term any" in rendered and "Tried:      term gpu: 0/3 clusters are available" in rendered
+    )
