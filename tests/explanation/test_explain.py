@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from karmada.api.binding import ResourceBindingStatus
 from karmada.api.keys import (
     APPLIED_CLUSTER_OVERRIDES_ANNOTATION,
     APPLIED_OVERRIDES_ANNOTATION,
@@ -389,3 +390,34 @@ def test_clusteraffinities_terms_tried_first_are_shown() -> None:
     assert (
         "with clusterAffinities term any" in rendered and "Tried:      term gpu: 0/3 clusters are available" in rendered
     )
+
+
+def test_overflow_tiers_show_per_cluster() -> None:
+    placement = {
+        "clusterAffinities": [
+            {
+                "affinityName": "primary",
+                "clusterNames": ["member1"],
+                "overflowAffinities": [{"affinityName": "burst", "clusterNames": ["member2"]}],
+            }
+        ],
+        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+    }
+    spec = binding_spec(replicas=15, placement=placement)
+    status = {"schedulerObservingAffinityName": "primary"}
+    result = schedule(spec, ResourceBindingStatus.from_dict(status), CLUSTERS)
+    b = binding(placement)
+    b["spec"]["clusters"] = [t.to_dict() for t in result.clusters]
+    b["metadata"]["annotations"]["scheduler.karmada-py.io/decisions"] = encode_decisions(
+        result.decisions, generation=1, affinity_name=result.affinity_name, outcome="Success"
+    )
+    by = rows(explain(Inputs(template=deployment(), binding=b)))
+    assert (by["member1"]["overflowTier"], by["member1"]["replicas"]) == (0, 10)
+    assert (by["member2"]["overflowTier"], by["member2"]["replicas"]) == (1, 5)
+    assert by["member3"]["result"] == "Filtered"
+
+
+def test_explanation_exports_are_honest() -> None:
+    from tests.test_exports import test_all_is_honest
+
+    test_all_is_honest("karmada.explanation")
