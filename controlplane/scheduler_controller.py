@@ -279,7 +279,9 @@ class SchedulerController:
 
         outcome = REASON_BINDING_SCHEDULED if error is None else error.reason
         before = generation(obj)
-        patched = await self._patch_result(key, obj, spec, clusters, decisions, affinity, outcome)
+        terms = [t.affinity_name for t in (spec.placement.cluster_affinities or [])] if spec.placement else []
+        tried = [(terms[i] if i < len(terms) else str(i), str(err)) for i, err in term_failures]
+        patched = await self._patch_result(key, obj, spec, clusters, decisions, affinity, outcome, tried)
         spec_written = patched is not obj and generation(patched) != before
         # our own write of spec.clusters moved the generation: that generation is observed too,
         # unless someone else changed the spec in between (then it is not ours to claim)
@@ -340,6 +342,7 @@ class SchedulerController:
         decisions: dict[str, ClusterDecision],
         affinity: str | None,
         outcome: str,
+        tried: list[tuple[str, str]],
     ) -> Obj:
         """One merge patch of what changed among spec.clusters and our annotations; the
         stored object, or ``obj`` itself when nothing needed writing."""
@@ -355,7 +358,9 @@ class SchedulerController:
             if current != new:
                 patch["spec"] = {"clusters": new or None}  # Go's nil: the field goes away
         if decisions or clusters is not None:
-            text = encode_decisions(decisions, generation=generation(obj), affinity_name=affinity, outcome=outcome)
+            text = encode_decisions(
+                decisions, generation=generation(obj), affinity_name=affinity, outcome=outcome, term_failures=tried
+            )
             # capacity figures move all the time; record them only along with a real change
             if patch or wanted_annotations or material(annotations.get(DECISIONS_ANNOTATION)) != material(text):
                 wanted_annotations[DECISIONS_ANNOTATION] = text

@@ -182,6 +182,9 @@ class KubeModel(BaseModel):
         extra="allow",
         strict=True,
         loc_by_alias=True,
+        # a field's docstring is its description: the CRDs carry Karmada's API docs, which
+        # ``kubectl explain`` shows
+        use_attribute_docstrings=True,
     )
 
     # Extra OpenAPI keywords for this struct's schema (e.g. atomic map type).

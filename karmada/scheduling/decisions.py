@@ -10,8 +10,17 @@ about each cluster. The value is compact JSON::
         {"name": "member1", "selected": true, "score": 0, "allocatable": 10,
          "available": 10, "replicas": 1},
         {"name": "member3", "filtered": [["TaintToleration",
-         "cluster(s) had untolerated taint {k=v:NoSchedule}"]]}],
+         "cluster(s) had untolerated taint {k=v:NoSchedule}"]]},
+        {"name": "member4", "filtered": [["ClusterAffinity", "..."]],
+         "affinityMisses": [{"term": "primary", "field": "labelSelector",
+           "requirement": "env=prod", "key": "env", "value": "dev"}]}],
      "truncated": 0}
+
+``termFailures`` lists the clusterAffinities terms tried before the recorded
+one (or all of them, when none scheduled) with the error each got;
+``weight`` is the cluster's static weight (static weighted division only);
+``affinityMisses`` says, per observed affinity, the requirement a cluster
+failed and its own value of that key (``value`` absent: it has none).
 
 ``clusters`` lists selected clusters first, then the other feasible ones by
 score, then the filtered ones, each group by name; fields that do not apply
@@ -24,6 +33,7 @@ The annotation key is ours, not Karmada's: Karmada does not record this.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from karmada.scheduling.scheduler import ClusterDecision
@@ -58,9 +68,12 @@ def _entry(decision: ClusterDecision) -> dict[str, Any]:
         ("available", decision.available_replicas),
         ("overflowOrder", decision.overflow_order or None),
         ("replicas", decision.replicas),
+        ("weight", decision.weight),
     ):
         if value is not None:
             entry[key] = value
+    if decision.affinity_misses:
+        entry["affinityMisses"] = decision.affinity_misses
     return entry
 
 
@@ -74,6 +87,7 @@ def encode_decisions(
     generation: int,
     affinity_name: str | None,
     outcome: str,
+    term_failures: Sequence[tuple[str, str]] = (),
     max_clusters: int = MAX_CLUSTERS,
     max_bytes: int = MAX_BYTES,
 ) -> str:
@@ -83,6 +97,8 @@ def encode_decisions(
     if affinity_name:
         document["affinityName"] = affinity_name
     document["outcome"] = outcome
+    if term_failures:
+        document["termFailures"] = [{"term": term, "error": error} for term, error in term_failures]
     kept = entries[:max_clusters]
     document["clusters"] = kept
     document["truncated"] = len(entries) - len(kept)
@@ -126,4 +142,10 @@ def material(text: str | None) -> Any:
         {k: v for k, v in entry.items() if k not in ("allocatable", "available", "score")}
         for entry in document.get("clusters") or []
     ]
-    return (document.get("affinityName"), document.get("outcome"), clusters, document.get("truncated"))
+    return (
+        document.get("affinityName"),
+        document.get("outcome"),
+        document.get("termFailures"),
+        clusters,
+        document.get("truncated"),
+    )

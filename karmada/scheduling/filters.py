@@ -7,14 +7,24 @@ every reason, so "why was this cluster not chosen" has a complete answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from karmada.api.binding import ResourceBindingSpec, ResourceBindingStatus
-from karmada.api.policy import ClusterAffinity, Placement
+from karmada.api.policy import ClusterAffinity, FieldSelector, Placement
 from karmada.scheduling.snapshot import ClusterSnapshot
-from karmada.selectors.clusters import ClusterMatcher, cluster_zones, compile_cluster_affinity
+from karmada.selectors.clusters import (
+    PROVIDER_FIELD,
+    REGION_FIELD,
+    ZONE_FIELD,
+    ClusterMatcher,
+    cluster_matches,
+    cluster_zones,
+    compile_cluster_affinity,
+)
+from karmada.selectors.labels import requirement_matches
 from karmada.selectors.tolerations import describe_taint, find_untolerated_taint
 
 
@@ -147,3 +157,67 @@ def run_filters(
 ) -> list[tuple[str, str]]:
     """``(plugin, reason)`` for every filter the cluster fails; empty when it fits."""
     return [(name, reason) for name, check in filters if (reason := check(ctx, snap)) is not None]
+
+
+def _affinity_miss(snap: ClusterSnapshot, affinity: ClusterAffinity) -> dict[str, Any] | None:
+    """The first part of one affinity the cluster fails, in Karmada's match order
+    (exclude, labels, fields, names); None when the cluster matches it."""
+    cluster = snap.cluster
+    name = cluster.metadata.name or ""
+    term = getattr(affinity, "affinity_name", None) or "clusterAffinity"
+    if name in (affinity.exclude or []):
+        return {"term": term, "field": "exclude", "requirement": f"exclude {name}"}
+    labels = cluster.metadata.labels or {}
+    selector = affinity.label_selector
+    if selector is not None:
+        for key, wanted in sorted((selector.match_labels or {}).items()):
+            if labels.get(key) != wanted:
+                return _miss(term, "labelSelector", f"{key}={wanted}", key, labels)
+        for expression in selector.match_expressions or []:
+            key, op, values = expression.key, expression.operator, expression.values or []
+            if op not in ("In", "NotIn", "Exists", "DoesNotExist") or not requirement_matches(key, op, values, labels):
+                return _miss(term, "labelSelector", _requirement(key, op, values), key, labels)
+    if affinity.field_selector is not None:
+        spec = cluster.spec
+        fields = {k: v for k, v in ((PROVIDER_FIELD, spec.provider), (REGION_FIELD, spec.region)) if v}
+        zones = cluster_zones(cluster)
+        if zones:
+            fields[ZONE_FIELD] = ",".join(zones)
+        for req in affinity.field_selector.match_expressions or []:
+            values = req.values or []
+            if req.key == ZONE_FIELD:
+                ok = cluster_matches(
+                    cluster,
+                    ClusterAffinity(field_selector=FieldSelector(match_expressions=[req])),
+                )
+            else:
+                ok = requirement_matches(req.key, req.operator, values, fields)
+            if not ok:
+                return _miss(term, "fieldSelector", _requirement(req.key, req.operator, values), req.key, fields)
+    names = affinity.cluster_names or []
+    if names and name not in names:
+        return {"term": term, "field": "clusterNames", "requirement": f"clusterNames [{','.join(names)}]"}
+    return None
+
+
+def _requirement(key: str, operator: str, values: list[str]) -> str:
+    return f"{key} {operator} [{','.join(values)}]" if values else f"{key} {operator}"
+
+
+def _miss(term: str, field: str, requirement: str, key: str, have: Mapping[str, str]) -> dict[str, Any]:
+    miss: dict[str, Any] = {"term": term, "field": field, "requirement": requirement, "key": key}
+    if key in have:
+        miss["value"] = have[key]
+    return miss
+
+
+def affinity_misses(ctx: FilterContext, snap: ClusterSnapshot) -> list[dict[str, Any]]:
+    """For a cluster the ClusterAffinity filter rejected: per observed affinity (the term and
+    its overflow tiers), the requirement it fails and the cluster's value of that key (absent
+    when the cluster lacks it), so "why not here" names the label that differs."""
+    found: list[dict[str, Any]] = []
+    for affinity in ctx.affinities or []:
+        miss = _affinity_miss(snap, affinity)
+        if miss is not None:
+            found.append(miss)
+    return found

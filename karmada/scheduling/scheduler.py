@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from karmada.api.binding import (
     ReplicaRequirements,
@@ -26,10 +27,10 @@ from karmada.api.binding import (
 )
 from karmada.api.cluster import Cluster
 from karmada.api.policy import Placement
-from karmada.scheduling.assignment import assign_replicas, reschedule_required
+from karmada.scheduling.assignment import STATIC_WEIGHT, assign_replicas, reschedule_required, strategy_of
 from karmada.scheduling.errors import FitError, ScheduleError, UnschedulableError
 from karmada.scheduling.estimator import MAX_INT32, general_estimate
-from karmada.scheduling.filters import FilterContext, active_filters, run_filters
+from karmada.scheduling.filters import FilterContext, active_filters, affinity_misses, run_filters
 from karmada.scheduling.snapshot import ClusterSnapshot
 from karmada.scheduling.spread import ClusterDetail, select_best_clusters
 from karmada.selectors.clusters import cluster_matches
@@ -56,6 +57,8 @@ class ClusterDecision:
     overflow_order: int | None = None
     selected: bool = False
     replicas: int | None = None
+    weight: int | None = None  # static weighted division: the cluster's weight
+    affinity_misses: list[dict[str, Any]] = field(default_factory=list)  # see filters.affinity_misses
 
     @property
     def feasible(self) -> bool:
@@ -98,6 +101,15 @@ def _overflow_order(cluster: Cluster, placement: Placement, observed: str | None
                     return index + 1
             return NOT_AN_OVERFLOW_TIER
     return NOT_AN_OVERFLOW_TIER
+
+
+def _static_weight(cluster: Cluster, placement: Placement) -> int | None:
+    # the weight assignment divides by (largest matching rule, 0 when none), kept for explanations
+    rs = placement.replica_scheduling
+    wp = rs.weight_preference if rs is not None else None
+    if strategy_of(placement) != STATIC_WEIGHT or wp is None or not wp.static_weight_list:
+        return None
+    return max((r.weight for r in wp.static_weight_list if cluster_matches(cluster, r.target_cluster)), default=0)
 
 
 def _overflow_enabled(placement: Placement, observed: str | None) -> bool:
@@ -145,6 +157,8 @@ def _schedule_once(
         decision.filtered = run_filters(ctx, snap, filters)
         if not decision.filtered:
             feasible.append(snap)
+        elif any(plugin == "ClusterAffinity" for plugin, _ in decision.filtered):
+            decision.affinity_misses = affinity_misses(ctx, snap)
     if not feasible:
         # Karmada's filters stop at a cluster's first failure, so its message counts one
         # reason per cluster; the decisions keep all of them
@@ -170,6 +184,7 @@ def _schedule_once(
         decision.allocatable_replicas = allocatable
         decision.available_replicas = detail.available_replicas
         decision.overflow_order = detail.overflow_order
+        decision.weight = _static_weight(snap.cluster, placement)
 
     try:
         selected = select_best_clusters(placement, spec, details)
