@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from karmada.flagtypes import boolean
 from karmada.version import __version__
 
 log = logging.getLogger("webhook")
@@ -40,8 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", default=None, help="kubeconfig context")
     parser.add_argument(
         "--allow-no-execute-taint-policy",
-        action=argparse.BooleanOptionalAction,
+        type=boolean,
+        nargs="?",
+        const=True,
         default=False,
+        metavar="BOOL",
         help="allow ClusterTaintPolicies that add NoExecute taints (which evict workloads) (false)",
     )
     parser.add_argument("--v", type=int, default=0, dest="verbosity", help="log verbosity (0)")

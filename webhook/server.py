@@ -79,7 +79,8 @@ def _response(uid: str, allowed: bool, message: str = "", code: int = 403, patch
 def _admission_request(body: Any) -> Mapping[str, Any]:
     if not isinstance(body, Mapping) or not isinstance(body.get("request"), Mapping):
         raise ValueError("the body is not an AdmissionReview with a request")
-    return body["request"]
+    request: Mapping[str, Any] = body["request"]
+    return request
 
 
 async def _customizations(settings: Settings) -> list[Obj]:
@@ -125,7 +126,9 @@ def validating_handler(kind: str, settings: Settings) -> Callable[[web.Request],
                 old_object=admission.get("oldObject"),
                 namespace=str(admission.get("namespace") or ""),
             ),
-            Context(customizations=customizations, allow_no_execute_taint_policy=settings.allow_no_execute_taint_policy),
+            Context(
+                customizations=customizations, allow_no_execute_taint_policy=settings.allow_no_execute_taint_policy
+            ),
         )
         if message is not None:
             log.info("denied %s %s %s: %s", operation, kind or "object", _name(admission), message)

@@ -207,8 +207,11 @@ def cluster_name_problems(name: str) -> list[str]:
 
 
 # scheme://[userinfo@]host[/path][?query][#fragment], as Go's url.Parse splits it
-_URL = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):)?(?://(?P<authority>[^/?#]*))?(?P<path>[^?#]*)"
-                  r"(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?", re.S)
+_URL = re.compile(
+    r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):)?(?://(?P<authority>[^/?#]*))?(?P<path>[^?#]*)"
+    r"(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?",
+    re.S,
+)
 
 
 def _split_url(text: str) -> tuple[str, str, str, str, str]:

@@ -52,7 +52,8 @@ def _labels(obj: Obj) -> dict[str, str]:
     labels = metadata.get("labels")
     if not isinstance(labels, dict):
         labels = metadata["labels"] = {}
-    return labels
+    result: dict[str, str] = labels
+    return result
 
 
 def _policy(obj: Obj, operation: str, cluster_wide: bool, namespace: str, new_id: Callable[[], str]) -> Obj:

@@ -26,6 +26,10 @@ def _map(value: Any) -> Obj:
     return value if isinstance(value, Mapping) else {}
 
 
+def _maps(value: Any) -> list[Obj]:
+    return [_map(item) for item in _items(value)]
+
+
 def json_pointer_problem(pointer: Any) -> str | None:
     """go-openapi's ``jsonpointer.New`` error, or None for a valid pointer."""
     text = pointer if isinstance(pointer, str) else ""
@@ -139,8 +143,7 @@ def _overflow_errors(term: Obj, path: str) -> list[FieldError]:
 def cluster_affinities_errors(terms: Any, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     seen: set[str] = set()
-    for index, term in enumerate(_items(terms)):
-        term = _map(term)
+    for index, term in enumerate(_maps(terms)):
         name = str(term.get("affinityName", ""))
         errors += [invalid(f"{path}[{index}]", name, problem) for problem in qualified_name_problems(name)]
         if name in seen:
@@ -155,8 +158,7 @@ def cluster_affinities_errors(terms: Any, path: str) -> list[FieldError]:
 def spread_constraint_errors(constraints: Any, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     by_field: dict[str, bool] = {}  # spreadByField -> whether its duplicate was reported
-    for index, constraint in enumerate(_items(constraints)):
-        constraint = _map(constraint)
+    for index, constraint in enumerate(_maps(constraints)):
         at = f"{path}[{index}]"
         spread_field = constraint.get("spreadByField") or ""
         min_groups = int(constraint.get("minGroups") or 0)
@@ -171,9 +173,7 @@ def spread_constraint_errors(constraints: Any, path: str) -> list[FieldError]:
             errors.append(invalid(at, constraint, "maxGroups lower than minGroups is not allowed"))
         if spread_field:
             if spread_field in by_field and not by_field[spread_field]:
-                errors.append(
-                    invalid(path, constraints, f"multiple {spread_field} spread constraints are not allowed")
-                )
+                errors.append(invalid(path, constraints, f"multiple {spread_field} spread constraints are not allowed"))
                 by_field[spread_field] = True
             by_field.setdefault(spread_field, False)
     if by_field and "cluster" not in by_field:
@@ -312,25 +312,24 @@ def propagation_spec_errors(spec: Any, namespace: str = "") -> list[FieldError]:
     errors += failover_errors(spec.get("failover"), "spec.failover")
     errors += _selector_namespace_errors(spec.get("resourceSelectors"), namespace, "spec.resourceSelectors")
     if spec.get("preemption") == "Always":
+        message = (
+            "name cannot be empty if preemption is Always, the empty name may cause unexpected resources preemption"
+        )
         errors += [
-            invalid(
-                f"spec.resourceSelectors[{index}].name",
-                "",
-                "name cannot be empty if preemption is Always, the empty name may cause unexpected resources preemption",
-            )
+            invalid(f"spec.resourceSelectors[{index}].name", "", message)
             for index, s in enumerate(_items(spec.get("resourceSelectors")))
             if not _map(s).get("name")
         ]
     suspension = spec.get("suspension")
-    if isinstance(suspension, Mapping) and suspension.get("dispatching") is True:
-        if _map(suspension.get("dispatchingOnClusters")).get("clusterNames"):
-            errors.append(
-                invalid(
-                    "spec.suspension.suspension",  # Karmada's path: the child of the suspension path
-                    suspension,
-                    "suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames",
-                )
+    dispatching = isinstance(suspension, Mapping) and suspension.get("dispatching") is True
+    if dispatching and _map(_map(suspension).get("dispatchingOnClusters")).get("clusterNames"):
+        errors.append(
+            invalid(
+                "spec.suspension.suspension",  # Karmada's path: the child of the suspension path
+                suspension,
+                "suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames",
             )
+        )
     return errors
 
 
@@ -355,8 +354,7 @@ def _operator_errors(operator: Any, patch: Obj, path: str) -> list[FieldError]:
 
 def _patch_errors(patches: Any, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
-    for index, patch in enumerate(_items(patches)):
-        patch = _map(patch)
+    for index, patch in enumerate(_maps(patches)):
         at = f"{path}[{index}]"
         problem = json_pointer_problem(patch.get("subPath"))
         if problem:
@@ -367,8 +365,7 @@ def _patch_errors(patches: Any, path: str) -> list[FieldError]:
 
 def override_rules_errors(rules: Any, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
-    for rule_index, rule in enumerate(_items(rules)):
-        rule = _map(rule)
+    for rule_index, rule in enumerate(_maps(rules)):
         at = f"{path}.overrideRules[{rule_index}]"
         overriders = _map(rule.get("overriders"))
         for index, item in enumerate(_items(overriders.get("annotationsOverrider"))):
@@ -383,11 +380,12 @@ def override_rules_errors(rules: Any, path: str) -> list[FieldError]:
                 if problem:
                     pointer_path = f"{at}.overriders.imageOverrider[{index}].predicate.path"
                     errors.append(invalid(pointer_path, predicate.get("path"), problem))
-        for index, item in enumerate(_items(overriders.get("fieldOverrider"))):
-            item = _map(item)
+        for index, item in enumerate(_maps(overriders.get("fieldOverrider"))):
             field_path = f"{at}.overriders.fieldOverrider[{index}]"
             if item.get("yaml") and item.get("json"):
-                errors.append(invalid(field_path, item, "FieldOverrider has both YAML and JSON set. Only one is allowed"))
+                errors.append(
+                    invalid(field_path, item, "FieldOverrider has both YAML and JSON set. Only one is allowed")
+                )
             if not item.get("yaml") and not item.get("json"):
                 errors.append(required(field_path, "FieldOverrider must have either JSON or YAML set"))
             problem = json_pointer_problem(item.get("fieldPath"))
