@@ -9,6 +9,7 @@ same input count as existing ones for each other, as if applied together.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -26,6 +27,25 @@ def _documents(text: str) -> list[Any]:
         return []
 
 
+def _crd_defaults(obj: dict[str, Any]) -> dict[str, Any]:
+    """The CRD schema defaults the rules rely on, which the API server fills in before admission."""
+    if obj.get("kind") not in ("PropagationPolicy", "ClusterPropagationPolicy"):
+        return obj
+    failover = (obj.get("spec") or {}).get("failover")
+    if not isinstance(failover, dict):
+        return obj
+    out = copy.deepcopy(obj)
+    failover = out["spec"]["failover"]
+    for part in ("application", "cluster"):
+        if isinstance(failover.get(part), dict):
+            failover[part].setdefault("purgeMode", "Gracefully")
+    if isinstance(failover.get("application"), dict):
+        conditions = failover["application"].setdefault("decisionConditions", {})
+        if isinstance(conditions, dict):
+            conditions.setdefault("tolerationSeconds", 300)
+    return out
+
+
 def check_with_rules(text: str) -> list[DocumentCheck]:
     """:func:`karmada.api.parse.check_documents`, with the webhook's denial added to each Karmada object's errors."""
     checks = check_documents(text)
@@ -39,7 +59,7 @@ def check_with_rules(text: str) -> list[DocumentCheck]:
         if not check.karmada_kind or check.errors or check.index >= len(documents):
             results.append(check)
             continue
-        obj = documents[check.index]
+        obj = _crd_defaults(documents[check.index])
         namespace = str((obj.get("metadata") or {}).get("namespace") or "")
         mutated = mutate(check.kind, obj, "CREATE", namespace)
         message = review(Request(check.kind, "CREATE", mutated, namespace=namespace), context)

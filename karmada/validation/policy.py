@@ -259,7 +259,7 @@ def application_failover_errors(application: Any, path: str) -> list[FieldError]
         errors.append(
             invalid(f"{path}.decisionConditions.tolerationSeconds", toleration, "must be greater than or equal to 0")
         )
-    purge_mode = application.get("purgeMode", "Gracefully")  # the CRD's default
+    purge_mode = application.get("purgeMode", "")  # the API server has filled in the CRD's default
     grace = application.get("gracePeriodSeconds")
     if purge_mode != "Gracefully" and grace is not None:
         errors.append(invalid(f"{path}.gracePeriodSeconds", grace, "only takes effect when purgeMode is gracefully"))
