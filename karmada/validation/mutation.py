@@ -57,7 +57,8 @@ def _labels(obj: Obj) -> dict[str, str]:
 
 
 def _policy(obj: Obj, operation: str, cluster_wide: bool, namespace: str, new_id: Callable[[], str]) -> Obj:
-    obj["spec"] = defaulted_spec(obj.get("spec") or {}, None if cluster_wide else namespace or None)
+    if isinstance(obj.get("spec"), dict):
+        obj["spec"] = defaulted_spec(obj["spec"], None if cluster_wide else namespace or None)
     if operation != "CREATE":
         return obj
     # Karmada gives every new policy a fresh id, even one copied with another's label
