@@ -331,7 +331,8 @@ CLUSTER_CASES: list[tuple[str, Obj, str]] = [
     (
         "invalid apiEndpoint",
         _cluster(syncMode="Push", apiEndpoint="^Invalid"),
-        'spec.apiEndpoint: Invalid value: "": host must be provided; desired format: hostname, hostname:port, IP or IP:port',
+        'spec.apiEndpoint: Invalid value: "": host must be provided; desired format: hostname, hostname:port, '
+        "IP or IP:port",
     ),
     ("empty secretRef", _cluster(syncMode="Push", secretRef={}), "spec.secretRef.namespace: Required value"),
     (
