@@ -145,7 +145,8 @@ async def test_allowed_requests_and_deletion_protection(webhook: Webhook) -> Non
     body = review("ConfigMap", "DELETE", None, protected, "default")
     _, answer = await post(webhook, "/validate-resourcedeletionprotection", body)
     assert answer["response"]["status"]["message"] == (
-        "This resource is protected, please make sure to remove the label: resourcetemplate.karmada.io/deletion-protected"
+        "This resource is protected, please make sure to remove the label: "
+        "resourcetemplate.karmada.io/deletion-protected"
     )
     # without --allow-no-execute-taint-policy, Karmada's default, NoExecute taint policies are refused
     no_execute = review("ClusterTaintPolicy", "CREATE", {"spec": {"taints": [{"key": "k", "effect": "NoExecute"}]}})
