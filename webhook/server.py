@@ -65,14 +65,18 @@ class Settings:
 
 
 def _response(uid: str, allowed: bool, message: str = "", code: int = 403, patch: list[Obj] | None = None) -> Obj:
+    """An AdmissionReview response as controller-runtime builds them: allowed (code 200, or a
+    JSONPatch), denied (403 Forbidden with the message), or errored (another code)."""
     response: Obj = {"uid": uid, "allowed": allowed}
-    if not allowed:
-        response["status"] = {"code": code, "message": message, "reason": "Forbidden" if code == 403 else ""}
-        if code != 403:
-            response["status"].pop("reason")
-    elif patch:
+    if patch:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+    elif allowed:
+        response["status"] = {"code": 200}
+    else:
+        response["status"] = {"code": code, "message": message}
+        if code == 403:
+            response["status"]["reason"] = "Forbidden"
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
 
 
@@ -99,8 +103,14 @@ async def _read(request: web.Request) -> tuple[str, Mapping[str, Any]] | web.Res
     return str(admission.get("uid", "")), admission
 
 
-def _kind(admission: Mapping[str, Any], expected: str) -> str:
-    return expected or str((admission.get("kind") or {}).get("kind") or "")
+def _request(admission: Mapping[str, Any], kind: str) -> Request:
+    return Request(
+        kind=kind or str((admission.get("kind") or {}).get("kind") or ""),
+        operation=str(admission.get("operation", "")),
+        object=admission.get("object"),
+        old_object=admission.get("oldObject"),
+        namespace=str(admission.get("namespace") or ""),
+    )
 
 
 def validating_handler(kind: str, settings: Settings) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -118,18 +128,10 @@ def validating_handler(kind: str, settings: Settings) -> Callable[[web.Request],
                 customizations = await _customizations(settings)
             except Exception as exc:  # the API server is unreachable: Karmada answers 500 too
                 return web.json_response(_response(uid, False, f"listing customizations: {exc}", code=500))
-        message = review(
-            Request(
-                kind=_kind(admission, kind),
-                operation=operation,
-                object=admission.get("object"),
-                old_object=admission.get("oldObject"),
-                namespace=str(admission.get("namespace") or ""),
-            ),
-            Context(
-                customizations=customizations, allow_no_execute_taint_policy=settings.allow_no_execute_taint_policy
-            ),
-        )
+        try:
+            message = review(_request(admission, kind), Context(customizations, settings.allow_no_execute_taint_policy))
+        except (AttributeError, TypeError, ValueError) as exc:  # an object the rules cannot read
+            return web.json_response(_response(uid, False, f"cannot decode the object: {exc}", code=400))
         if message is not None:
             log.info("denied %s %s %s: %s", operation, kind or "object", _name(admission), message)
             return web.json_response(_response(uid, False, message))
@@ -148,7 +150,10 @@ def mutating_handler(kind: str) -> Callable[[web.Request], Awaitable[web.Respons
         if not isinstance(obj, Mapping):
             return web.json_response(_response(uid, False, "the request carries no object", code=400))
         operation = str(admission.get("operation", ""))
-        mutated = mutate(kind, obj, operation, str(admission.get("namespace") or ""))
+        try:
+            mutated = mutate(kind, obj, operation, str(admission.get("namespace") or ""))
+        except (AttributeError, TypeError, ValueError) as exc:
+            return web.json_response(_response(uid, False, f"cannot decode the object: {exc}", code=400))
         return web.json_response(_response(uid, True, patch=json_patch(obj, mutated)))
 
     return handle

@@ -140,7 +140,7 @@ async def test_validating_denies_with_karmadas_message(webhook: Webhook) -> None
 async def test_allowed_requests_and_deletion_protection(webhook: Webhook) -> None:
     ok = review("ClusterTaintPolicy", "CREATE", {"metadata": {"name": "t"}, "spec": {"taints": []}})
     _, answer = await post(webhook, "/validate-clustertaintpolicy", ok)
-    assert answer["response"]["allowed"] is True
+    assert answer["response"]["allowed"] is True and answer["response"]["status"] == {"code": 200}
     protected = {"metadata": {"name": "c", "labels": {"resourcetemplate.karmada.io/deletion-protected": "Always"}}}
     body = review("ConfigMap", "DELETE", None, protected, "default")
     _, answer = await post(webhook, "/validate-resourcedeletionprotection", body)
@@ -159,6 +159,11 @@ async def test_allowed_requests_and_deletion_protection(webhook: Webhook) -> Non
 async def test_bad_requests_and_readiness(webhook: Webhook) -> None:
     status, answer = await post(webhook, "/validate-propagationpolicy", {"kind": "AdmissionReview"})
     assert status == 400 and "cannot decode the AdmissionReview" in answer["message"]
+    # an object the rules cannot read is answered as Karmada's decoder failing: code 400, not allowed
+    malformed = review("Work", "CREATE", {"metadata": {"name": "w"}, "spec": ["not", "a", "map"]})
+    _, answer = await post(webhook, "/mutate-work", malformed)
+    assert answer["response"]["allowed"] is False and answer["response"]["status"]["code"] == 400
+    assert answer["response"]["status"]["message"].startswith("cannot decode the object: ")
     async with aiohttp.ClientSession() as session:
         async with session.get(webhook.url + "/readyz", ssl=webhook.ssl()) as response:
             assert response.status == 200
