@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PACKAGES = ["karmada", "karmada.api", "manifests"]
+PACKAGES = ["karmada", "karmada.api", "karmada.validation", "manifests"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

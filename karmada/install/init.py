@@ -10,14 +10,16 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from karmada.images import CONTROLPLANE_IMAGE as DEFAULT_IMAGE
+from karmada.install import webhook
 from karmada.kube import KubeClient, ResourceMapper
 from karmada.kube.objects import apply_object, delete_object, wait_gone, wait_until
-from karmada.kube.resources import CONFIGMAPS, CRDS
+from karmada.kube.resources import CONFIGMAPS, CRDS, SECRETS
 from manifests import controlplane_files, crd_files, deploy_files, load_documents
 
 Obj = dict[str, Any]
@@ -33,6 +35,10 @@ class InitOptions:
     deploy: bool = False
     controlplane_image: str = DEFAULT_IMAGE
     wait_timeout: float = 60.0
+    # where a karmada-webhook outside the cluster serves (https://host:port), with its
+    # certificates kept in webhook_cert_dir; --deploy points at the deployed Service instead
+    webhook_url: str | None = None
+    webhook_cert_dir: Path | None = None
 
 
 def _documents(deploy: bool, image: str) -> list[Obj]:
@@ -116,11 +122,42 @@ async def init(client: KubeClient, options: InitOptions, say: Callable[[str], No
         info = cluster_info(client)
         await apply_object(client, mapper, info, FIELD_MANAGER)
         say(f"{_describe(info)} created (the server had none)")
+    await _install_webhook(client, mapper, options, say)
+
+
+async def _install_webhook(
+    client: KubeClient, mapper: ResourceMapper, options: InitOptions, say: Callable[[str], None]
+) -> None:
+    """The webhook's certificates, then its two configurations (last: they make the API server call it)."""
+    if options.deploy:
+        stored = await client.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
+        certificates = webhook.certificates_from_secret(stored) or webhook.new_certificates()
+        secret = webhook.certificates_secret(certificates)
+        await apply_object(client, mapper, secret, FIELD_MANAGER)
+        say(f"{_describe(secret)} applied")
+        url = None
+    elif options.webhook_url:
+        if options.webhook_cert_dir is None:
+            raise ValueError("a webhook URL needs a directory for the webhook's certificates")
+        certificates = webhook.load_or_create(options.webhook_cert_dir)
+        say(f"webhook certificates in {options.webhook_cert_dir} (serve them with karmada-webhook --cert-dir)")
+        url = options.webhook_url
+    else:
+        return
+    for configuration in webhook.webhook_configurations(certificates.ca_cert, url):
+        await apply_object(client, mapper, configuration, FIELD_MANAGER)
+        say(f"{_describe(configuration)} applied")
 
 
 async def deinit(client: KubeClient, say: Callable[[str], None], timeout: float = 120.0) -> None:
     """Remove what ``init`` (with or without ``deploy``) installed, CRDs last."""
     mapper = ResourceMapper(client)
+    for configuration in reversed(webhook.webhook_configurations(b"")):
+        if await delete_object(client, mapper, configuration):
+            say(f"{_describe(configuration)} deleted")  # first: a webhook gone would block the deletions
+    if await client.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE) is not None:
+        await client.delete(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
+        say(f"secret/{webhook.SECRET_NAME} -n {webhook.NAMESPACE} deleted")
     documents = _documents(True, DEFAULT_IMAGE)
     others = [doc for doc in documents if doc["kind"] != "CustomResourceDefinition"]
     crds = [doc for doc in documents if doc["kind"] == "CustomResourceDefinition"]

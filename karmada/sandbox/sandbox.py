@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from karmada.install import InitOptions, init
+from karmada.install.webhook import load_or_create
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.kubeconfig import merge_kubeconfigs
 from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, SECRETS
@@ -51,7 +52,9 @@ from karmada.sandbox.processes import ProcessRecord, python_module, start, stop,
 STATE_FILE = "sandbox.json"
 PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
+WEBHOOK = "karmada-webhook"
 READY_MARKER = "localkube serving on "
+WEBHOOK_READY_MARKER = " serving on https://"
 
 
 class SandboxError(Exception):
@@ -70,6 +73,7 @@ class SandboxOptions:
     node_pods: int = 110
     simulate_workloads: bool = True
     ready_timeout: float = 180.0
+    webhook: bool = True  # start karmada-webhook and register it (the API server calls it if it can)
 
 
 @dataclass
@@ -184,7 +188,7 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     private_directory(directory)
     _check_directory(directory)
     began = time.monotonic()
-    ports = choose_ports([CONTROL_PLANE, *options.members], _remembered_ports(directory), say)
+    ports = choose_ports([CONTROL_PLANE, *options.members, WEBHOOK], _remembered_ports(directory), say)
     sandbox = Sandbox(directory, [], list(options.members), ports)
     try:
         await _bring_up(sandbox, options, say)
@@ -216,9 +220,14 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         say(f"{name}: {line.split(READY_MARKER, 1)[1].strip()}")
     control_plane_kubeconfig = servers[CONTROL_PLANE][1]
     config = from_kubeconfig(control_plane_kubeconfig)
+    init_options = InitOptions()
+    if options.webhook:
+        init_options = await _start_webhook(sandbox, control_plane_kubeconfig, say)
     async with KubeClient(config) as client:
-        await init(client, InitOptions(), lambda line: None)
+        await init(client, init_options, lambda line: None)
         say("karmada: CRDs, namespaces and bootstrap RBAC installed")
+        if options.webhook:
+            say(f"karmada: webhook configurations point at {init_options.webhook_url}")
         controlplane = start(
             "karmada-controlplane",
             [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
@@ -232,6 +241,32 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         )
         _write_kubeconfigs(sandbox, control_plane_kubeconfig, {m: servers[m][1] for m in options.members})
         await _wait_ready(client, options.members, options.ready_timeout, sandbox)
+
+
+async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str], None]) -> InitOptions:
+    """Certificates first (init reuses them for the configurations' CA bundle), then karmada-webhook on loopback."""
+    cert_dir = sandbox.directory / WEBHOOK
+    load_or_create(cert_dir)
+    port = sandbox.ports[WEBHOOK]
+    record = start(
+        WEBHOOK,
+        [
+            *python_module("webhook"),
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={cert_dir}",
+            f"--kubeconfig={kubeconfig}",
+            "--allow-no-execute-taint-policy=true",
+        ],
+        sandbox.directory / "logs" / f"{WEBHOOK}.log",
+        sandbox.run_dir,
+    )
+    sandbox.processes.append(record)
+    sandbox.save()
+    await asyncio.to_thread(wait_for_line, record, WEBHOOK_READY_MARKER, 30)
+    url = f"https://127.0.0.1:{port}"
+    say(f"{WEBHOOK}: serving on {url}")
+    return InitOptions(webhook_url=url, webhook_cert_dir=cert_dir)
 
 
 async def _join(
@@ -325,12 +360,12 @@ def down(sandbox: Sandbox, say: Callable[[str], None]) -> None:
     def rank(record: ProcessRecord) -> int:
         if record.name.startswith("karmada-agent"):
             return 0
-        return 1 if record.name == "karmada-controlplane" else 2
+        return 1 if record.name in ("karmada-controlplane", WEBHOOK) else 2
 
     for level in range(3):
         for record in stop([r for r in sandbox.processes if rank(r) == level]):
             say(f"stopped {record.name} (pid {record.pid})")
-    for name in [CONTROL_PLANE, *sandbox.members, "logs", "run"]:
+    for name in [CONTROL_PLANE, *sandbox.members, WEBHOOK, "logs", "run"]:
         _remove_tree(sandbox.directory / name)
     for path in (sandbox.karmada_config, sandbox.members_config, sandbox.directory / STATE_FILE):
         path.unlink(missing_ok=True)

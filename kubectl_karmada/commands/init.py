@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from karmada.images import CONTROLPLANE_IMAGE
 from kubectl_karmada.errors import run_async
 from kubectl_karmada.flags import add_common, control_plane, duration
 
+DEFAULT_WEBHOOK_CERT_DIR = Path.home() / ".karmada" / "webhook"
 NEXT_STEPS = """\
 Karmada's API is installed in {server}.
 
@@ -46,6 +48,18 @@ def add(commands: Any) -> None:
     parser.add_argument(
         "--timeout", type=duration, default=60.0, metavar="DURATION", help="how long to wait for the CRDs (60s)"
     )
+    parser.add_argument(
+        "--webhook-url",
+        metavar="URL",
+        help="register a karmada-webhook served at URL (https://host:port); --deploy uses its Service",
+    )
+    parser.add_argument(
+        "--webhook-cert-dir",
+        type=Path,
+        default=DEFAULT_WEBHOOK_CERT_DIR,
+        metavar="DIR",
+        help=f"where the webhook's CA and serving certificate are kept for --webhook-url ({DEFAULT_WEBHOOK_CERT_DIR})",
+    )
     parser.set_defaults(run=_run_init)
     undo = commands.add_parser(
         "deinit",
@@ -68,7 +82,9 @@ def _run_init(args: argparse.Namespace) -> int:
     async def main() -> int:
         config = control_plane(args)
         async with KubeClient(config) as client:
-            options = InitOptions(args.deploy, args.controlplane_image, args.timeout)
+            options = InitOptions(
+                args.deploy, args.controlplane_image, args.timeout, args.webhook_url, args.webhook_cert_dir
+            )
             await init(client, options, _say)
         kubeconfig = getattr(args, "kubeconfig", None)
         print(

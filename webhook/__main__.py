@@ -1,0 +1,7 @@
+"""``python -m webhook``."""
+
+import sys
+
+from webhook.cli import main
+
+sys.exit(main())
