@@ -98,6 +98,7 @@ async def test_an_unserved_template_kind_is_reported_and_retried_later(installed
     try:
         again = await controller.reconcile(("default", "ghost-nothing"))
         assert again == binding_controller.UNKNOWN_KIND_REQUEUE
+        await controller.recorder.flush()  # events are written in the background
         listing = await client.list(EVENTS, "default", fieldSelector="involvedObject.name=ghost-nothing")
         messages = [e["message"] for e in listing["items"] if e["reason"] == "SyncWorkFailed"]
         assert messages and "does not serve Nothing in example.com/v1" in messages[0]
