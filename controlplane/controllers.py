@@ -20,6 +20,7 @@ from controlplane import (
     binding_controller,
     binding_status,
     cluster_controller,
+    dependencies_distributor,
     detector,
     namespace_sync,
     scheduler_controller,
@@ -37,4 +38,9 @@ REGISTRY: dict[str, Setup] = {
     "binding": binding_controller.setup,
     "bindingStatus": binding_status.setup,
     "namespace": namespace_sync.setup,
+}
+
+# Controllers Karmada starts by feature gate, not by --controllers: name -> (gate, setup)
+GATED: dict[str, tuple[str, Setup]] = {
+    "dependencies-distributor": ("PropagateDeps", dependencies_distributor.setup),
 }
