@@ -203,7 +203,9 @@ class DependenciesDistributor:
         """Karmada's predicates for independent bindings, plus the start of a deletion."""
         propagate = bool(_spec(obj).get("propagateDeps"))
         if kind == "ADDED" or old is None:
-            return [_key(obj)] if propagate and (_spec(obj).get("clusters") or _meta(obj).get("deletionTimestamp")) else []
+            return (
+                [_key(obj)] if propagate and (_spec(obj).get("clusters") or _meta(obj).get("deletionTimestamp")) else []
+            )
         if kind == "DELETED":
             return [_key(obj)] if propagate else []
         if not (propagate or _spec(old).get("propagateDeps")):
@@ -306,17 +308,24 @@ class DependenciesDistributor:
             await self.recorder.record(binding, "Warning", EVENT_SYNC_TO_DEPENDENCIES_FAILED, message[:MESSAGE_LIMIT])
             raise
         if written:
-            await self.recorder.record(binding, "Normal", EVENT_SYNC_TO_DEPENDENCIES_SUCCEED, MESSAGE_SYNC_TO_DEPENDENCIES_SUCCEED)
+            await self.recorder.record(
+                binding, "Normal", EVENT_SYNC_TO_DEPENDENCIES_SUCCEED, MESSAGE_SYNC_TO_DEPENDENCIES_SUCCEED
+            )
         return None
 
-    async def _record_dependencies(self, binding: Obj, dependencies: list[DependentObjectReference]) -> tuple[Obj, bool]:
+    async def _record_dependencies(
+        self, binding: Obj, dependencies: list[DependentObjectReference]
+    ) -> tuple[Obj, bool]:
         """The finalizer and the annotation, in one update when either is missing or stale."""
         value = annotation_value(dependencies)
         for attempt in range(WRITE_ATTEMPTS):
             meta = _meta(binding)
             finalizers = list(meta.get("finalizers") or [])
             annotations = dict(meta.get("annotations") or {})
-            if BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER in finalizers and annotations.get(BINDING_DEPENDENCIES_ANNOTATION) == value:
+            if (
+                BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER in finalizers
+                and annotations.get(BINDING_DEPENDENCIES_ANNOTATION) == value
+            ):
                 return binding, False
             updated = copy.deepcopy(binding)
             if BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER not in finalizers:
@@ -389,9 +398,7 @@ class DependenciesDistributor:
                 "labels": _meta(cached).get("labels") or {},
             },
         }
-        return any(
-            reference_matches(ref, template) and (ref.name or cached is not None) for ref in dependencies
-        )
+        return any(reference_matches(ref, template) and (ref.name or cached is not None) for ref in dependencies)
 
     async def _sync(self, binding: Obj, dependencies: list[DependentObjectReference]) -> int:
         """Detach from the dependencies no longer named, attach to the present ones; the writes made."""
@@ -459,7 +466,9 @@ class DependenciesDistributor:
                 name,
             )
             if update.conflict_message:
-                await self.recorder.record(update.binding, "Warning", DEPENDENCY_POLICY_CONFLICT, update.conflict_message)
+                await self.recorder.record(
+                    update.binding, "Warning", DEPENDENCY_POLICY_CONFLICT, update.conflict_message
+                )
             return 1
         return 0
 
@@ -475,9 +484,7 @@ class DependenciesDistributor:
 def setup(context: Context) -> list[Controller[Key]]:
     """The distributor on the shared ResourceBinding cache (template caches join on first use)."""
     bindings = context.informers.informer(RESOURCE_BINDINGS)
-    distributor = DependenciesDistributor(
-        context.client, context.recorder, bindings, context.informers, context.mapper
-    )
+    distributor = DependenciesDistributor(context.client, context.recorder, bindings, context.informers, context.mapper)
     loop: Controller[Key] = Controller(
         CONTROLLER_NAME, distributor.reconcile, workers=max(1, context.options.concurrent_dependent_resource_syncs)
     )

@@ -72,7 +72,10 @@ class ControlPlane:
             EventRecorder(self.client, "karmada-controlplane"),
             self.options,
         )
-        names = [*self.options.controllers, *(n for n, (gate, _) in GATED.items() if self.options.feature_enabled(gate))]
+        names = [
+            *self.options.controllers,
+            *(n for n, (gate, _) in GATED.items() if self.options.feature_enabled(gate)),
+        ]
         controllers = [c for name in names for c in (REGISTRY[name] if name in REGISTRY else GATED[name][1])(context)]
         supervisor = self.supervisor = Supervisor()
         try:

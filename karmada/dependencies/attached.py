@@ -18,7 +18,7 @@ propagation wins): only its labels, snapshots and resource are touched.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,7 +109,7 @@ class PolicyResolution:
         return f"Dependency policy conflict detected: {'; '.join(reasons)}." if reasons else None
 
 
-def resolve_policies(referrers: list[Mapping[str, Any]]) -> PolicyResolution:
+def resolve_policies(referrers: Sequence[Mapping[str, Any]]) -> PolicyResolution:
     """Any ``Overwrite`` wins over ``Abort`` (unset is ``Abort``); any preserve ``true`` wins."""
     resolutions = {(_spec(r).get("conflictResolution") or ABORT) == OVERWRITE for r in referrers}
     preserves = {bool(_spec(r).get("preserveResourcesOnDeletion")) for r in referrers}
