@@ -105,7 +105,7 @@ EVENT_SYNC_TO_DEPENDENCIES_FAILED = "SyncScheduleResultToDependenciesFailed"
 MESSAGE_SYNC_TO_DEPENDENCIES_SUCCEED = "Sync schedule results to dependencies succeed."
 TEMPLATE_SYNC_TIMEOUT = 30.0
 UNKNOWN_KIND_REQUEUE = 60.0
-DELETING_REQUEUE = 2.0
+FAILING_CACHE_WAIT = 1.0
 WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
 
@@ -130,6 +130,10 @@ def _comparable(binding: Obj) -> tuple[Any, Any]:
     spec = dict(_spec(binding))
     spec.setdefault("conflictResolution", "Abort")
     return _meta(binding).get("labels") or {}, spec
+
+
+class DependencyError(Exception):
+    """One dependency could not be attached; the others still are."""
 
 
 class DependenciesDistributor:
@@ -247,7 +251,15 @@ class DependenciesDistributor:
             informer = self.informers.informer(resource)
             informer.add_handler(self._handler(self._template_keys(api_version, kind)))
             self._watched[(api_version, kind)] = informer
-        await informer.wait_synced(TEMPLATE_SYNC_TIMEOUT)
+        # a cache that keeps failing (no list/watch right on Secrets, say) is not waited for again
+        try:
+            await informer.wait_synced(TEMPLATE_SYNC_TIMEOUT if informer.failures == 0 else FAILING_CACHE_WAIT)
+        except TimeoutError:
+            plural = informer.resource.plural
+            raise DependencyError(
+                f"the cache of {plural} is not synced ({informer.failures} failed lists or watches in a row; "
+                f"can the control plane list and watch {plural}?)"
+            ) from None
         return informer
 
     def _handler(self, keys: Callable[[str, Obj, Obj | None], list[Key]]) -> Callable[[str, Obj, Obj | None], None]:
@@ -303,8 +315,9 @@ class DependenciesDistributor:
             )
         try:
             written = await self._sync(binding, dependencies)
-        except (KubeError, OwnerConflict, UnknownKind, TimeoutError) as exc:
+        except (KubeError, DependencyError) as exc:
             message = exc.message if isinstance(exc, KubeError) else str(exc)
+            log.warning("binding=%s/%s: sync to dependencies failed: %s", namespace, name, message)
             await self.recorder.record(binding, "Warning", EVENT_SYNC_TO_DEPENDENCIES_FAILED, message[:MESSAGE_LIMIT])
             raise
         if written:
@@ -411,29 +424,37 @@ class DependenciesDistributor:
             # the binding controller adds the id the depended-by label's value needs; its update wakes us
             log.info("binding=%s/%s: no permanent id yet; attaching once it has one", namespace, name)
             return written
+        errors: list[str] = []
         for ref in dependencies:
-            informer = await self._watch(ref.api_version, ref.kind)
-            if ref.name:
-                found = informer.get(ref.name, ref.namespace or "")
-                objects = [] if found is None else [found]
-            elif ref.label_selector is not None:
-                objects = [
-                    o
-                    for o in informer.items()
-                    if reference_matches(ref, {**o, "apiVersion": ref.api_version, "kind": ref.kind})
-                ]
-            else:
-                log.warning(
-                    "binding=%s/%s: dependency %s of %s names neither a name nor a labelSelector",
-                    namespace,
-                    name,
-                    ref.kind,
-                    ref.api_version,
-                )
-                continue
-            for obj in sorted(objects, key=object_key):
-                dependency = {**obj, "apiVersion": ref.api_version, "kind": ref.kind}
-                written += await self._attach(dependency, binding)
+            try:
+                written += await self._attach_reference(binding, ref)
+            except (KubeError, OwnerConflict, UnknownKind, DependencyError) as exc:
+                errors.append(exc.message if isinstance(exc, KubeError) else str(exc))
+        if errors:
+            raise DependencyError("; ".join(errors))
+        return written
+
+    async def _attach_reference(self, binding: Obj, ref: DependentObjectReference) -> int:
+        namespace, name = _key(binding)
+        informer = await self._watch(ref.api_version, ref.kind)
+        if ref.name:
+            found = informer.get(ref.name, ref.namespace or "")
+            objects = [] if found is None else [found]  # a missing one is attached when it appears
+        elif ref.label_selector is not None:
+            objects = [
+                o
+                for o in informer.items()
+                if reference_matches(ref, {**o, "apiVersion": ref.api_version, "kind": ref.kind})
+            ]
+        else:
+            raise DependencyError(
+                f"dependency {ref.kind} of {ref.api_version}: the Name and LabelSelector in the "
+                "DependentObjectReference cannot be empty at the same time"
+            )
+        written = 0
+        for obj in sorted(objects, key=object_key):
+            written += await self._attach({**obj, "apiVersion": ref.api_version, "kind": ref.kind}, binding)
+        log.debug("binding=%s/%s: %s %s: %d attached bindings written", namespace, name, ref.kind, ref.name, written)
         return written
 
     async def _attach(self, dependency: Obj, binding: Obj) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,14 @@ def fleet(
             env.register(server, name)
             env.start_agent(server, name)
         for name in MEMBERS:
-            wait_for(lambda name=name: env.ready(name) == "True", timeout=30, what=f"{name} Ready")
+            wait_for(partial(_ready, env, name), timeout=30, what=f"{name} Ready")
         yield env, {name: env.member_admin(server, name) for name, server in servers.items()}
     finally:
         env.stop()
+
+
+def _ready(env: PullMode, name: str) -> bool:
+    return env.ready(name) == "True"
 
 
 def _apply(env: PullMode, *objects: dict[str, Any]) -> None:
@@ -67,7 +72,9 @@ def _policy(name: str, kind: str, target: str, clusters: list[str], deps: bool =
         "metadata": {"name": name, "namespace": "default"},
         "spec": {
             **({"propagateDeps": True} if deps else {}),
-            "resourceSelectors": [{"apiVersion": "apps/v1" if kind == "Deployment" else "v1", "kind": kind, "name": target}],
+            "resourceSelectors": [
+                {"apiVersion": "apps/v1" if kind == "Deployment" else "v1", "kind": kind, "name": target}
+            ],
             "placement": {"clusterAffinity": {"clusterNames": clusters}},
             **extra,
         },
@@ -75,7 +82,12 @@ def _policy(name: str, kind: str, target: str, clusters: list[str], deps: bool =
 
 
 def _configmap(name: str, value: str = "1") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": {"v": value}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {"v": value},
+    }
 
 
 def _secret(name: str) -> dict[str, Any]:
@@ -118,11 +130,18 @@ def _events(env: PullMode, reason: str) -> list[dict[str, Any]]:
 
 def test_late_dependency_follows_and_edits_propagate(fleet: tuple[PullMode, dict[str, Kubectl]]) -> None:
     env, members = fleet
-    _apply(env, _deployment("late", ("late-cfg",), ("late-secret",)), _policy("late", "Deployment", "late", ["member1", "member2"]))
+    _apply(
+        env,
+        _deployment("late", ("late-cfg",), ("late-secret",)),
+        _policy("late", "Deployment", "late", ["member1", "member2"]),
+    )
     _await_in(members, "deployment", "late", {"member1", "member2"})
     wait_for(
-        lambda: "late-cfg" in ((_binding(env, "late-deployment") or {}).get("metadata", {}).get("annotations") or {}).get(
-            "resourcebinding.karmada.io/dependencies", ""
+        lambda: (
+            "late-cfg"
+            in ((_binding(env, "late-deployment") or {}).get("metadata", {}).get("annotations") or {}).get(
+                "resourcebinding.karmada.io/dependencies", ""
+            )
         ),
         timeout=TIMEOUT,
         what="the dependencies annotation",
@@ -139,7 +158,10 @@ def test_late_dependency_follows_and_edits_propagate(fleet: tuple[PullMode, dict
     # an edit of the dependency reaches the members
     _apply(env, _configmap("late-cfg", "2"))
     wait_for(
-        lambda: members["member1"]("get", "configmap", "late-cfg", "-n", "default", "-o", "jsonpath={.data.v}").stdout == "2",
+        lambda: (
+            members["member1"]("get", "configmap", "late-cfg", "-n", "default", "-o", "jsonpath={.data.v}").stdout
+            == "2"
+        ),
         timeout=TIMEOUT,
         what="the edited ConfigMap in member1",
     )
@@ -175,18 +197,24 @@ def test_shared_dependency_goes_to_the_union_and_is_released(fleet: tuple[PullMo
     # the workload deleted: its snapshot goes, and with the last referrer the member copies
     env.admin("delete", "deployment", "shared-a", "-n", "default")
     _await_in(members, "configmap", "shared-cfg", set())
-    wait_for(lambda: not (_binding(env, "shared-cfg-configmap") or {}).get("spec", {}).get("requiredBy"), what="no referrer")
+    wait_for(
+        lambda: not (_binding(env, "shared-cfg-configmap") or {}).get("spec", {}).get("requiredBy"), what="no referrer"
+    )
 
 
 def test_propagate_deps_switched_off_releases(fleet: tuple[PullMode, dict[str, Kubectl]]) -> None:
     env, members = fleet
-    _apply(env, _configmap("off-cfg"), _deployment("off", ("off-cfg",)), _policy("off", "Deployment", "off", ["member3"]))
+    _apply(
+        env, _configmap("off-cfg"), _deployment("off", ("off-cfg",)), _policy("off", "Deployment", "off", ["member3"])
+    )
     _await_in(members, "configmap", "off-cfg", {"member3"})
     _apply(env, _policy("off", "Deployment", "off", ["member3"], deps=False))
     _await_in(members, "configmap", "off-cfg", set())
     wait_for(
-        lambda: "karmada.io/binding-dependencies-distributor"
-        not in ((_binding(env, "off-deployment") or {}).get("metadata", {}).get("finalizers") or []),
+        lambda: (
+            "karmada.io/binding-dependencies-distributor"
+            not in ((_binding(env, "off-deployment") or {}).get("metadata", {}).get("finalizers") or [])
+        ),
         timeout=TIMEOUT,
         what="the distributor's finalizer removed",
     )
@@ -231,7 +259,9 @@ def test_conflicting_policies_resolve_as_karmada(fleet: tuple[PullMode, dict[str
     assert attached is not None
     assert attached["spec"]["conflictResolution"] == "Overwrite"
     assert attached["spec"]["preserveResourcesOnDeletion"] is True
-    conflicts = [e for e in _events(env, "DependencyPolicyConflict") if e["involvedObject"]["name"] == "mix-cfg-configmap"]
+    conflicts = [
+        e for e in _events(env, "DependencyPolicyConflict") if e["involvedObject"]["name"] == "mix-cfg-configmap"
+    ]
     assert conflicts and conflicts[0]["type"] == "Warning"
     assert "ConflictResolution conflicted (Overwrite vs Abort)" in conflicts[-1]["message"]
     assert "PreserveResourcesOnDeletion conflicted (true vs false)" in conflicts[-1]["message"]
