@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -468,6 +469,10 @@ class DependenciesDistributor:
                     "attaching once it is gone"
                 )
             update = attach(existing, dependency, binding, self._referrer)
+            if existing is None:
+                # the permanent id Karmada's webhook gives a binding on create (saves the binding
+                # controller an update)
+                update.binding["metadata"]["labels"][RESOURCE_BINDING_PERMANENT_ID_LABEL] = str(uuid.uuid4())
             if existing is not None and _comparable(update.binding) == _comparable(existing):
                 return 0
             try:
