@@ -26,6 +26,7 @@ from controlplane import (
     scheduler_controller,
 )
 from controlplane.context import Context
+from controlplane.options import Options
 from karmada.kube.controller import Controller
 
 Setup = Callable[[Context], list[Controller[Any]]]
@@ -44,3 +45,12 @@ REGISTRY: dict[str, Setup] = {
 GATED: dict[str, tuple[str, Setup]] = {
     "dependencies-distributor": ("PropagateDeps", dependencies_distributor.setup),
 }
+
+
+def enabled(options: Options) -> list[str]:
+    """The controllers to run: those ``--controllers`` names, then the gated ones whose gate is on."""
+    return [*options.controllers, *(name for name, (gate, _) in GATED.items() if options.feature_enabled(gate))]
+
+
+def setup_of(name: str) -> Setup:
+    return REGISTRY[name] if name in REGISTRY else GATED[name][1]

@@ -20,7 +20,7 @@ import socket
 import uuid
 
 from controlplane.context import Context
-from controlplane.controllers import GATED, REGISTRY
+from controlplane.controllers import enabled, setup_of
 from controlplane.options import Options
 from karmada.kube import EventRecorder, KubeClient, LeaderElector
 from karmada.kube.informer_factory import InformerFactory
@@ -72,11 +72,8 @@ class ControlPlane:
             EventRecorder(self.client, "karmada-controlplane"),
             self.options,
         )
-        names = [
-            *self.options.controllers,
-            *(n for n, (gate, _) in GATED.items() if self.options.feature_enabled(gate)),
-        ]
-        controllers = [c for name in names for c in (REGISTRY[name] if name in REGISTRY else GATED[name][1])(context)]
+        names = enabled(self.options)
+        controllers = [c for name in names for c in setup_of(name)(context)]
         supervisor = self.supervisor = Supervisor()
         try:
             await context.informers.start(sync_timeout=60)
