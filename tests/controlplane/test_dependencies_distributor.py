@@ -6,6 +6,7 @@ kubectl. Each test uses its own names, so they share one fleet."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -269,3 +270,37 @@ def test_conflicting_policies_resolve_as_karmada(fleet: tuple[PullMode, dict[str
     works = json.loads(env.admin("get", "works", "-n", "karmada-es-member1", "-o", "json").stdout)["items"]
     (work,) = [w for w in works if w["metadata"]["name"].startswith("mix-cfg-")]
     assert work["spec"].get("preserveResourcesOnDeletion") is True
+
+
+def test_restart_writes_nothing_and_logs_no_secret(fleet: tuple[PullMode, dict[str, Kubectl]]) -> None:
+    env, members = fleet
+    _apply(
+        env,
+        _configmap("calm-cfg"),
+        _secret("calm-secret"),
+        _deployment("calm", ("calm-cfg",), ("calm-secret",)),
+        _policy("calm", "Deployment", "calm", ["member1"]),
+    )
+    _await_in(members, "secret", "calm-secret", {"member1"})
+    _await_in(members, "configmap", "calm-cfg", {"member1"})
+
+    def versions() -> dict[str, str]:
+        listed = json.loads(env.admin("get", "resourcebindings", "-n", "default", "-o", "json").stdout)["items"]
+        return {b["metadata"]["name"]: b["metadata"]["resourceVersion"] for b in listed}
+
+    assert env.controlplane is not None
+    log = env.controlplane.output()
+    assert "do-not-log-me" not in log and "ZG8tbm90LWxvZy1tZQ" not in log  # nor its base64
+    before = versions()
+    runs = log.count("controllers running")
+    env.controlplane.stop()
+    restarted = env.start_controlplane()
+    # the new leader's distributor reconciles every independent binding again from fresh caches
+    wait_for(
+        lambda: restarted.output().count("controllers running") > runs,
+        timeout=30,
+        what="the restarted control plane to run its controllers",
+    )
+    time.sleep(3)  # what a restart would write, it writes at once
+    assert versions() == before, "a restart rewrote bindings"
+    assert "dependencies-distributor" in restarted.output().split("controllers running")[-1].splitlines()[0]
