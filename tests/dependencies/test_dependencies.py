@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from karmada.api import ResourceBindingSpec
 from karmada.api.interpreter import DependentObjectReference
 from karmada.api.names import depended_by_label_key
 from karmada.dependencies import (
@@ -19,6 +20,8 @@ from karmada.dependencies import (
     resolve_policies,
     snapshot_of,
 )
+from karmada.scheduling import triggers
+from karmada.works import target_clusters
 
 Obj = dict[str, Any]
 LABEL_A = depended_by_label_key("default", "a-deployment")
@@ -251,3 +254,22 @@ def test_detach_resolves_again_then_clears() -> None:
 
 def test_snapshot_of_an_unscheduled_binding_has_no_clusters() -> None:
     assert snapshot_of({"metadata": {"name": "x", "namespace": "ns"}, "spec": {}}) == {"namespace": "ns", "name": "x"}
+
+
+def test_the_scheduler_leaves_attached_bindings_alone() -> None:
+    # as Karmada's: a binding no policy claims (no policy permanent-id label) is not scheduled
+    a = _independent("a-deployment", ["member1"])
+    attached = attach(None, _configmap(), a, lambda ns, n: a).binding
+    assert not triggers.ours(attached)
+    claimed = {**a, "metadata": {**a["metadata"], "labels": {"propagationpolicy.karmada.io/permanent-id": "p"}}}
+    assert triggers.ours(claimed)
+
+
+def test_works_go_to_the_union_of_clusters_and_required_by() -> None:
+    a = _independent("a-deployment", ["member1", "member2"])
+    b = _independent("b-deployment", ["member2", "member3"])
+    bindings = {"a-deployment": a, "b-deployment": b}
+    first = attach(None, _configmap(), a, lambda ns, n: bindings.get(n)).binding
+    both = attach(first, _configmap(), b, lambda ns, n: bindings.get(n)).binding
+    spec = ResourceBindingSpec.from_dict({**both["spec"], "clusters": [{"name": "member4"}]})
+    assert [t.name for t in target_clusters(spec)] == ["member4", "member1", "member2", "member3"]
