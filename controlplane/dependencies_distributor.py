@@ -25,8 +25,10 @@ A ResourceBinding with ``spec.propagateDeps`` (from its policy) is an
 
 What enqueues an independent binding: Karmada's predicates (created with
 ``propagateDeps`` and already scheduled; updated with a new generation where
-old or new has ``propagateDeps``; deleted with it) plus the start of its
-deletion; and any change of a template one of its dependencies names or
+old or new has ``propagateDeps``; deleted with it), plus the start of its
+deletion, a new permanent id, and any event of a binding that still carries
+our finalizer (so a switch-off missed while the control plane was down is
+caught on restart); and any change of a template one of its dependencies names or
 selects (by the annotation, before and after a label change), through the
 informer of each dependency kind, asked for on first use and shared with the
 binding controller. So a ConfigMap created after its Deployment is attached
@@ -207,13 +209,13 @@ class DependenciesDistributor:
     def binding_keys(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:
         """Karmada's predicates for independent bindings, plus the start of a deletion."""
         propagate = bool(_spec(obj).get("propagateDeps"))
+        # our finalizer: propagateDeps was on when we last looked (a change missed while down)
+        ours = BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER in (_meta(obj).get("finalizers") or [])
         if kind == "ADDED" or old is None:
-            return (
-                [_key(obj)] if propagate and (_spec(obj).get("clusters") or _meta(obj).get("deletionTimestamp")) else []
-            )
+            return [_key(obj)] if (propagate and _spec(obj).get("clusters")) or ours else []
         if kind == "DELETED":
-            return [_key(obj)] if propagate else []
-        if not (propagate or _spec(old).get("propagateDeps")):
+            return [_key(obj)] if propagate or ours else []
+        if not (propagate or ours or _spec(old).get("propagateDeps")):
             return []
         new_meta, old_meta = _meta(obj), _meta(old)
         watched = ("generation", "deletionTimestamp")
@@ -476,7 +478,7 @@ class DependenciesDistributor:
             if existing is not None and _comparable(update.binding) == _comparable(existing):
                 return 0
             try:
-                await self._write(update.binding, exists=existing is not None)
+                stored = await self._write(update.binding, exists=existing is not None)
             except KubeError as exc:
                 if (exc.conflict or exc.already_exists) and attempt + 1 < WRITE_ATTEMPTS:
                     fresh = await self.client.get_or_none(RESOURCE_BINDINGS, attached_name, _meta(binding)["namespace"])
@@ -492,19 +494,19 @@ class DependenciesDistributor:
                 name,
             )
             if update.conflict_message:
-                await self.recorder.record(
-                    update.binding, "Warning", DEPENDENCY_POLICY_CONFLICT, update.conflict_message
-                )
+                stored = {**stored, "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding"}
+                await self.recorder.record(stored, "Warning", DEPENDENCY_POLICY_CONFLICT, update.conflict_message)
             return 1
         return 0
 
-    async def _write(self, desired: Obj, *, exists: bool) -> None:
+    async def _write(self, desired: Obj, *, exists: bool) -> Obj:
         namespace = str(_meta(desired).get("namespace", ""))
         if exists:
             stored = await self.client.update(RESOURCE_BINDINGS, desired, namespace)
         else:
             stored = await self.client.create(RESOURCE_BINDINGS, desired, namespace)
         self.bindings.store(stored)
+        return stored
 
 
 def setup(context: Context) -> list[Controller[Key]]:
