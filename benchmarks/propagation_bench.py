@@ -14,7 +14,14 @@
 The policy splits each Deployment (``--replicas``, default 2) over all members
 with equal static weights, so each lands in ``min(replicas, members)`` members.
 
-Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000]``.
+``--deps``: each Deployment mounts its own ConfigMap and Secret (created
+just before it, labelled like it so the member watches see them), and the
+policy says ``propagateDeps: true``; (a) then also reports the seconds until
+every dependency is in every member its Deployment went to
+(``a_all_dependencies_s``), and (b) the latency of the last of the three
+objects per Deployment. Compare with the same run without ``--deps``.
+
+Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000] [--deps]``.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from typing import Any
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
-from karmada.kube.resources import DEPLOYMENTS, Resource
+from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, SECRETS, Resource
 from karmada.sandbox.processes import ProcessRecord
 from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
 from localkube.metrics import parse_request_totals
@@ -43,8 +50,29 @@ WRITES = ("POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION")
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _deployment(name: str, replicas: int, group: str) -> dict[str, Any]:
+def _dependencies(name: str, group: str) -> list[tuple[Resource, dict[str, Any]]]:
+    """The ConfigMap and Secret a ``--deps`` Deployment mounts."""
+    meta = {"namespace": NAMESPACE, "labels": {LABEL: group}}
+    return [
+        (
+            CONFIGMAPS,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}, "data": {"app.conf": name}},
+        ),
+        (
+            SECRETS,
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, **meta}, "stringData": {"token": name}},
+        ),
+    ]
+
+
+def _deployment(name: str, replicas: int, group: str, deps: bool = False) -> dict[str, Any]:
     labels = {"app": name, LABEL: group}
+    pod: dict[str, Any] = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
+    if deps:
+        pod["volumes"] = [
+            {"name": "config", "configMap": {"name": name}},
+            {"name": "secret", "secret": {"secretName": name}},
+        ]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -54,18 +82,19 @@ def _deployment(name: str, replicas: int, group: str) -> dict[str, Any]:
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+                "spec": pod,
             },
         },
     }
 
 
-def _policy(members: list[str]) -> dict[str, Any]:
+def _policy(members: list[str], deps: bool = False) -> dict[str, Any]:
     return {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": NAMESPACE},
         "spec": {
+            **({"propagateDeps": True} if deps else {}),
             "resourceSelectors": [
                 {
                     "apiVersion": "apps/v1",
@@ -112,19 +141,21 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 class MemberWatch:
-    """First ADDED time (monotonic) of each benchmark Deployment in one member."""
+    """First ADDED time (monotonic) of each benchmark object of one kind in one member."""
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, resource: Resource = DEPLOYMENTS) -> None:
         self.client = client
+        self.resource = resource
         self.added: dict[str, float] = {}
         self.changed = asyncio.Event()
 
     async def run(self) -> None:
-        version = (await self.client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL))["metadata"]["resourceVersion"]
+        resource = self.resource
+        version = (await self.client.list(resource, NAMESPACE, labelSelector=LABEL))["metadata"]["resourceVersion"]
         while True:
             try:
                 async for kind, obj in self.client.watch(
-                    DEPLOYMENTS, NAMESPACE, resource_version=version, params={"labelSelector": LABEL}
+                    resource, NAMESPACE, resource_version=version, params={"labelSelector": LABEL}
                 ):
                     now = time.monotonic()
                     version = obj["metadata"].get("resourceVersion", version)
@@ -133,7 +164,7 @@ class MemberWatch:
                         self.changed.set()
             except KubeError as exc:
                 if exc.gone:
-                    listed = await self.client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL)
+                    listed = await self.client.list(resource, NAMESPACE, labelSelector=LABEL)
                     version = listed["metadata"]["resourceVersion"]
                     now = time.monotonic()
                     for item in listed.get("items") or []:
@@ -174,10 +205,14 @@ async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]
     per_deployment: int = min(int(options.replicas), len(sandbox.members))
     async with KubeClient(from_kubeconfig(sandbox.karmada_config)) as client:
         members = [KubeClient(from_kubeconfig(sandbox.members_config, m)) for m in sandbox.members]
+        deps = bool(options.deps)
         watches = [MemberWatch(m) for m in members]
-        tasks = [asyncio.create_task(w.run()) for w in watches]
+        # per member: the ConfigMap and the Secret watches (--deps)
+        dep_watches = [[MemberWatch(m, CONFIGMAPS), MemberWatch(m, SECRETS)] for m in members] if deps else []
+        every = watches + [w for pair in dep_watches for w in pair]
+        tasks = [asyncio.create_task(w.run()) for w in every]
         try:
-            await client.create(POLICIES, _policy(sandbox.members), NAMESPACE)
+            await client.create(POLICIES, _policy(sandbox.members, deps), NAMESPACE)
             await asyncio.sleep(1.0)
             cpu_before = cpu_seconds(controlplane)
 
@@ -188,8 +223,26 @@ async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]
 
             async def create(name: str, group: str) -> float:
                 async with gate:
-                    await client.create(DEPLOYMENTS, _deployment(name, options.replicas, group), NAMESPACE)
+                    if deps:
+                        for resource, obj in _dependencies(name, group):
+                            await client.create(resource, obj, NAMESPACE)
+                    await client.create(DEPLOYMENTS, _deployment(name, options.replicas, group, deps), NAMESPACE)
                 return time.monotonic()
+
+            def arrived(name: str, index: int) -> float | None:
+                """When the Deployment (and with --deps its two dependencies) reached the index-th member."""
+                times = [watches[index].added.get(name)]
+                if deps:
+                    times += [w.added.get(name) for w in dep_watches[index]]
+                return None if None in times else max(t for t in times if t is not None)
+
+            def dependencies_complete(wanted: set[str]) -> bool:
+                """Every dependency in every member its Deployment is in, and each Deployment in its members."""
+                placed = 0
+                for index, watch in enumerate(watches):
+                    for name in wanted & watch.added.keys():
+                        placed += arrived(name, index) is not None
+                return placed >= per_deployment * len(wanted)
 
             began = time.monotonic()
             await asyncio.gather(*(create(n, "burst") for n in sorted(names)))
@@ -199,6 +252,13 @@ async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]
                 return sum(len(names & w.added.keys()) for w in watches) >= per_deployment * len(names)
 
             exist = await _wait(all_exist, options.timeout, "every member object of the burst")
+            if deps:
+
+                async def all_dependencies() -> bool:
+                    return dependencies_complete(names)
+
+                complete = await _wait(all_dependencies, options.timeout, "every dependency of the burst")
+                results["a_all_dependencies_s"] = complete - began
 
             async def all_ready() -> bool:
                 return len(await _ready(client, names, options.replicas)) == len(names)
@@ -234,11 +294,15 @@ async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]
                 sent[name] = await task
 
             async def steady_exist() -> bool:
+                if deps:
+                    return dependencies_complete(set(sent))
                 return sum(len(sent.keys() & w.added.keys()) for w in watches) >= per_deployment * len(sent)
 
             await _wait(steady_exist, options.timeout, "every member object of the steady phase")
-            for watch in watches:
-                latencies.extend(watch.added[n] - sent[n] for n in sent if n in watch.added)
+            for index, watch in enumerate(watches):
+                for n, at_create in sent.items():
+                    if n in watch.added and (at := arrived(n, index)) is not None:
+                        latencies.append(at - at_create)
             results["b_deployments"] = len(sent)
             results["b_latency_p50_ms"] = statistics.median(latencies) * 1000
             results["b_latency_p99_ms"] = percentile(latencies, 0.99) * 1000
@@ -262,6 +326,11 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10.0, help="Deployments per second (b)")
     parser.add_argument("--seconds", type=float, default=60.0, help="duration of (b)")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds")
+    parser.add_argument(
+        "--deps",
+        action="store_true",
+        help="each Deployment with its own ConfigMap and Secret, propagated by propagateDeps",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         options = SandboxOptions(directory=Path(tmp), members=[f"member{i}" for i in range(1, args.members + 1)])
@@ -270,7 +339,10 @@ def main() -> None:
             results = asyncio.run(run(sandbox, args))
         finally:
             down(sandbox, lambda _: None)
-    print(f"propagation through a sandbox of {args.members} members, {args.replicas} replicas per Deployment")
+    with_deps = ", each with a ConfigMap and a Secret (propagateDeps)" if args.deps else ""
+    print(
+        f"propagation through a sandbox of {args.members} members, {args.replicas} replicas per Deployment{with_deps}"
+    )
     for key, value in results.items():
         print(f"  {key:48s} {value:10.2f}")
 

@@ -20,11 +20,13 @@ from controlplane import (
     binding_controller,
     binding_status,
     cluster_controller,
+    dependencies_distributor,
     detector,
     namespace_sync,
     scheduler_controller,
 )
 from controlplane.context import Context
+from controlplane.options import Options
 from karmada.kube.controller import Controller
 
 Setup = Callable[[Context], list[Controller[Any]]]
@@ -38,3 +40,17 @@ REGISTRY: dict[str, Setup] = {
     "bindingStatus": binding_status.setup,
     "namespace": namespace_sync.setup,
 }
+
+# Controllers Karmada starts by feature gate, not by --controllers: name -> (gate, setup)
+GATED: dict[str, tuple[str, Setup]] = {
+    "dependencies-distributor": ("PropagateDeps", dependencies_distributor.setup),
+}
+
+
+def enabled(options: Options) -> list[str]:
+    """The controllers to run: those ``--controllers`` names, then the gated ones whose gate is on."""
+    return [*options.controllers, *(name for name, (gate, _) in GATED.items() if options.feature_enabled(gate))]
+
+
+def setup_of(name: str) -> Setup:
+    return REGISTRY[name] if name in REGISTRY else GATED[name][1]

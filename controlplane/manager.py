@@ -1,5 +1,6 @@
 """Wiring of the control plane: one API client, shared watch caches, the controllers
-of :mod:`controlplane.controllers` that ``--controllers`` enables.
+of :mod:`controlplane.controllers` that ``--controllers`` enables, and the
+feature-gated ones (``GATED``) whose gate is on.
 
 Only the elected leader runs controllers. While campaigning nothing is
 cached; on election the caches list and watch, controllers start once they
@@ -19,7 +20,7 @@ import socket
 import uuid
 
 from controlplane.context import Context
-from controlplane.controllers import REGISTRY
+from controlplane.controllers import enabled, setup_of
 from controlplane.options import Options
 from karmada.kube import EventRecorder, KubeClient, LeaderElector
 from karmada.kube.informer_factory import InformerFactory
@@ -71,7 +72,8 @@ class ControlPlane:
             EventRecorder(self.client, "karmada-controlplane"),
             self.options,
         )
-        controllers = [c for name in self.options.controllers for c in REGISTRY[name](context)]
+        names = enabled(self.options)
+        controllers = [c for name in names for c in setup_of(name)(context)]
         supervisor = self.supervisor = Supervisor()
         try:
             await context.informers.start(sync_timeout=60)
@@ -81,7 +83,7 @@ class ControlPlane:
                 supervisor.start(name, loop)
             log.info(
                 "controllers running: %s (%d shared caches)",
-                ", ".join(self.options.controllers),
+                ", ".join(names),
                 len(context.informers),
             )
             await supervisor.wait()

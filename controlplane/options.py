@@ -36,6 +36,7 @@ class Options:
     concurrent_resource_template_syncs: int = 5
     concurrent_resourcebinding_syncs: int = 5
     concurrent_clusterresourcebinding_syncs: int = 5
+    concurrent_dependent_resource_syncs: int = 2
     # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     verbosity: int = 2
@@ -45,7 +46,7 @@ class Options:
 
 
 # Karmada's defaults for the gates this implementation consults
-FEATURE_GATE_DEFAULTS = {"PropagationPolicyPreemption": False, "PriorityBasedScheduling": True}
+FEATURE_GATE_DEFAULTS = {"PropagationPolicyPreemption": False, "PriorityBasedScheduling": True, "PropagateDeps": True}
 
 
 def feature_gates(text: str) -> dict[str, bool]:
@@ -107,6 +108,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--concurrent-clusterresourcebinding-syncs", "ClusterResourceBindings"),
     ):
         parser.add_argument(flag, type=int, default=5, metavar="N", help=f"{kind} synced at once (5)")
+    parser.add_argument(
+        "--concurrent-dependent-resource-syncs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="dependent resources synced at once (2); the distributor runs while the PropagateDeps gate is on",
+    )
     parser.add_argument(
         "--feature-gates",
         type=feature_gates,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from controlplane.controllers import REGISTRY
-from controlplane.options import ALL_CONTROLLERS
+from controlplane.controllers import REGISTRY, enabled
+from controlplane.options import ALL_CONTROLLERS, Options, feature_gates
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import CONFIGMAPS, NAMESPACES
@@ -15,6 +15,16 @@ from tests.servers import ServerThread
 
 def test_every_flag_name_has_a_controller() -> None:
     assert set(REGISTRY) == set(ALL_CONTROLLERS)
+
+
+def test_the_dependencies_distributor_follows_its_gate() -> None:
+    # Karmada starts it by the PropagateDeps gate (default on), not by --controllers
+    assert "dependencies-distributor" not in ALL_CONTROLLERS
+    assert enabled(Options())[-1] == "dependencies-distributor"
+    assert "dependencies-distributor" not in enabled(Options(feature_gates={"PropagateDeps": False}))
+    assert "dependencies-distributor" not in enabled(
+        Options(controllers=("detector",), feature_gates=feature_gates("PropagateDeps=false"))
+    )
 
 
 async def test_one_cache_per_resource_however_many_readers(localkube: ServerThread, workdir: Path) -> None:

@@ -226,12 +226,15 @@ def test_propagate_deps_deployment(example: Callable[[str], LocalSandbox]) -> No
     _await_replicas(example("propagate-deps"), {"member1": 1, "member2": 1, "member3": None}, name="myapp")
 
 
-@pytest.mark.xfail(reason="no dependencies distributor yet (reference section 10)", strict=True)
+def _configmaps(sandbox: LocalSandbox) -> dict[str, bool]:
+    return {c: sandbox.get(c, "configmap", "my-config") is not None for c in MEMBERS}
+
+
 def test_propagate_deps_configmap_follows(example: Callable[[str], LocalSandbox]) -> None:
     sandbox = example("propagate-deps")
     _await_replicas(sandbox, {"member1": 1, "member2": 1, "member3": None}, name="myapp")
     wait_for_state(
-        lambda: {c: sandbox.get(c, "configmap", "my-config") is not None for c in MEMBERS},
+        lambda: _configmaps(sandbox),
         {"member1": True, "member2": True, "member3": False},
         "ConfigMap my-config to follow myapp to member1 and member2",
         PROPAGATION_TIMEOUT,
@@ -241,3 +244,24 @@ def test_propagate_deps_configmap_follows(example: Callable[[str], LocalSandbox]
     (required,) = binding["spec"]["requiredBy"]
     assert (required["namespace"], required["name"]) == ("default", "myapp-deployment")
     assert required["clusters"] == [{"name": "member1", "replicas": 1}, {"name": "member2", "replicas": 1}]
+    assert binding["metadata"]["ownerReferences"][0]["kind"] == "ConfigMap"
+    assert "placement" not in binding["spec"] and "clusters" not in binding["spec"]
+
+    sandbox.run_block("propagate-deps", "Move")
+    _await_replicas(sandbox, {"member1": None, "member2": None, "member3": 1}, name="myapp")
+    wait_for_state(
+        lambda: _configmaps(sandbox),
+        {"member1": False, "member2": False, "member3": True},
+        "ConfigMap my-config to move with myapp to member3",
+        PROPAGATION_TIMEOUT,
+    )
+
+    sandbox.run_block("propagate-deps", "Delete the workload")
+    wait_for_state(
+        lambda: _configmaps(sandbox),
+        {"member1": False, "member2": False, "member3": False},
+        "ConfigMap my-config to leave the members with its Deployment",
+        PROPAGATION_TIMEOUT,
+    )
+    released = sandbox.get(None, "resourcebinding", "my-config-configmap")
+    assert released is None or not released["spec"].get("requiredBy"), released
