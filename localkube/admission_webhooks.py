@@ -74,7 +74,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 import greenlet  # type: ignore[import-untyped]
 
-from localkube import defaults
+from localkube import admission_webhooks_validation, defaults
 from localkube.errors import MODIFIED, APIError, Cause, bad_request, conflict
 from localkube.patch import PatchFailed, json_patch
 from localkube.resources import Registry, ResourceType
@@ -851,6 +851,9 @@ class _NoHooks:
     def validate(self, rt: ResourceType, subresource: str, obj: Obj | None, old: Obj | None) -> None:
         return None
 
+
+# the configurations' defaults and validation, registered as their kinds' strategy
+_ = admission_webhooks_validation
 
 __all__ = [
     "Attributes",
