@@ -549,10 +549,8 @@ class WebhookAdmission:
         if hook.spec.get("matchPolicy", "Equivalent") == "Equivalent":
             for rule in rules:  # earlier rules first
                 for other in self._equivalents(attributes.rt):
-                    if rule_matches(
-                        rule, attributes.operation, other.group, other.version, other.plural,
-                        attributes.subresource, scope,
-                    ):  # fmt: skip
+                    at = (other.group, other.version, other.plural, attributes.subresource, scope)
+                    if rule_matches(rule, attributes.operation, *at):
                         return Invocation(hook, other)
         return None
 

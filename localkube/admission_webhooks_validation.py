@@ -189,8 +189,7 @@ def _selector(path: str, selector: Any) -> list[Cause]:
                 field_forbidden(f"{at}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
             )
         elif operator not in SELECTOR_OPERATORS:
-            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{operator}": not a valid selector operator',
-                                f"{at}.operator"))  # fmt: skip
+            causes.append(field_invalid(f"{at}.operator", operator, "not a valid selector operator"))
         problem = label_key_problem(str(expression.get("key", "")))
         if problem:
             causes.append(field_invalid(f"{at}.key", expression.get("key", ""), problem))

@@ -218,6 +218,8 @@ class LocalKube:
         for candidate in gc.get_objects():
             if not isinstance(candidate, asyncio.Transport) or getattr(candidate, "_loop", None) is not loop:
                 continue
+            if candidate.is_closing():
+                continue  # e.g. a finished webhook call's TLS transport, which answers no more questions
             sockname = candidate.get_extra_info("sockname")
             ours = isinstance(sockname, tuple) and len(sockname) >= 2 and sockname[1] == self.port
             if ours and not candidate.is_closing():
