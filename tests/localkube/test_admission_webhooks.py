@@ -438,3 +438,98 @@ def test_webhooks_see_a_proxy_request_as_connect(admin: Kubectl, hooks: HookServ
     assert review["object"] == {"kind": "ServiceProxyOptions", "apiVersion": "v1", "path": "/path"}
     assert review["options"] is None
     admin("delete", "validatingwebhookconfiguration", "connect")
+
+
+HPA_V1 = """\
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: %s, namespace: %s}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 3
+  targetCPUUtilizationPercentage: 50
+"""
+
+
+def test_match_policy_equivalent_converts_exact_skips(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "equiv")
+    v2_only = {
+        "rules": [
+            {
+                "operations": ["CREATE"],
+                "apiGroups": ["autoscaling"],
+                "apiVersions": ["v2"],
+                "resources": ["horizontalpodautoscalers"],
+            }
+        ]
+    }
+    equivalent = webhook("equiv.localkube.test", hooks.url("mutate-equiv"), hooks.ca_bundle, "equiv", **v2_only)
+    exact = webhook("exact.localkube.test", hooks.url("allow-exact"), hooks.ca_bundle, "equiv", **v2_only)
+    exact["matchPolicy"] = "Exact"
+    apply(admin, "MutatingWebhookConfiguration", "equiv", equivalent, exact)
+    admin("apply", "-f", "-", stdin=HPA_V1 % ("scaler", ns))
+    review = hooks.reviews["mutate-equiv"][-1]
+    assert review["kind"] == {"group": "autoscaling", "version": "v2", "kind": "HorizontalPodAutoscaler"}
+    assert review["requestKind"] == {"group": "autoscaling", "version": "v1", "kind": "HorizontalPodAutoscaler"}
+    assert review["resource"]["version"] == "v2" and review["requestResource"]["version"] == "v1"
+    assert review["object"]["apiVersion"] == "autoscaling/v2"
+    assert review["object"]["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
+    assert not hooks.reviews["allow-exact"]
+    # the patch made in v2 is kept when the object is read back in v1
+    stored = json.loads(
+        admin("get", "horizontalpodautoscalers.v1.autoscaling", "scaler", "-n", ns, "-o", "json").stdout
+    )
+    assert stored["metadata"]["labels"] == {"mutated": "true"} and stored["apiVersion"] == "autoscaling/v1"
+    admin("delete", "mutatingwebhookconfiguration", "equiv")
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %s}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+"""
+
+
+def test_server_side_apply_of_a_deployment_is_mutated_and_defaulted(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "ssa")
+    hook = webhook("ssa.localkube.test", hooks.url("mutate-ssa"), hooks.ca_bundle, "ssa")
+    hook["rules"][0].update(apiGroups=["apps"], resources=["deployments"])
+    apply(admin, "MutatingWebhookConfiguration", "ssa", hook)
+    admin("apply", "--server-side", "-f", "-", stdin=DEPLOYMENT % ns)
+    review = hooks.reviews["mutate-ssa"][-1]
+    # the webhook sees the defaulted object, as kube-apiserver sends it
+    assert review["object"]["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert review["operation"] == "CREATE" and review["options"]["kind"] == "CreateOptions"
+    assert review["options"]["fieldManager"] == "kubectl"
+    stored = json.loads(admin("get", "deploy", "web", "-n", ns, "-o", "json").stdout)
+    assert stored["metadata"]["labels"] == {"mutated": "true"}
+    assert stored["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+    assert stored["metadata"]["generation"] == 1 and stored["metadata"]["uid"]
+    admin("delete", "mutatingwebhookconfiguration", "ssa")
+
+
+def test_namespace_selector_reads_a_namespace_s_own_labels(admin: Kubectl, hooks: HookServer) -> None:
+    hook = webhook("ns.localkube.test", hooks.url("deny-ns"), hooks.ca_bundle, "nsself")
+    hook["rules"] = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}]
+    apply(admin, "ValidatingWebhookConfiguration", "nsself", hook)
+    admin("create", "namespace", "plain-ns")
+    labelled = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "guarded-ns", "labels": {"webhook-test": "nsself"}},
+        }
+    )
+    refused = admin("apply", "-f", "-", stdin=labelled, check=False)
+    assert 'admission webhook "ns.localkube.test" denied the request: Namespace guarded-ns is not welcome' in (
+        refused.stderr
+    )
+    review = hooks.reviews["deny-ns"][-1]
+    assert "namespace" not in review and review["name"] == "guarded-ns"
+    admin("delete", "validatingwebhookconfiguration", "nsself")
