@@ -581,6 +581,7 @@ class WebhookAdmission:
         answer = write.parent.switch(_Pending(True, sent, old))
         if isinstance(answer, BaseException):
             raise answer
+        self._check_unchanged(rt, write, obj, old)
         kept = {k: obj["metadata"].get(k) for k in ("uid", "creationTimestamp", "generation", "name")}
         obj.clear()
         obj.update(answer)

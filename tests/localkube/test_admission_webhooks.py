@@ -34,6 +34,8 @@ class HookServer:
         self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.context.load_cert_chain(directory / "hook.crt", directory / "hook.key")
         self.reviews: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # path -> what to do (in this server's thread) when a review arrives there
+        self.on_review: dict[str, Any] = {}
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.port = 0
@@ -50,6 +52,8 @@ class HookServer:
         review = await request.json()
         req = review["request"]
         self.reviews[path].append(req)
+        if path in self.on_review:
+            self.on_review.pop(path)(req)
         response: dict[str, Any] = {"uid": req["uid"], "allowed": True}
         obj = req.get("object") or req.get("oldObject") or {}
         name = (obj.get("metadata") or {}).get("name", "")
@@ -533,3 +537,37 @@ def test_namespace_selector_reads_a_namespace_s_own_labels(admin: Kubectl, hooks
     review = hooks.reviews["deny-ns"][-1]
     assert "namespace" not in review and review["name"] == "guarded-ns"
     admin("delete", "validatingwebhookconfiguration", "nsself")
+
+
+def test_write_starts_over_when_its_object_changes_while_webhooks_answer(
+    admin: Kubectl, hooks: HookServer, localkube: ServerThread
+) -> None:
+    ns = namespace(admin, "retry")
+    admin("create", "configmap", "contended", "-n", ns, "--from-literal=k=0")
+    apply(
+        admin,
+        "ValidatingWebhookConfiguration",
+        "retry",
+        webhook("retry.localkube.test", hooks.url("allow-retry"), hooks.ca_bundle, "retry"),
+    )
+    api = localkube.server.api
+    configmaps = api.registry.lookup("", "v1", "configmaps")
+
+    def meanwhile(review: dict[str, Any]) -> None:
+        # another writer changes the object while the webhook is being asked about the label
+        def touch() -> None:
+            current = api.stored(configmaps, ns, "contended")
+            changed = json.loads(json.dumps(current))
+            changed["data"]["other"] = "writer"
+            api.write_internal(configmaps, changed, current, "")
+
+        localkube.run_sync(touch)
+
+    hooks.on_review["allow-retry"] = meanwhile
+    admin("label", "cm", "contended", "-n", ns, "tier=web")
+    calls = [r for r in hooks.reviews["allow-retry"] if r["operation"] == "UPDATE"]
+    assert len(calls) == 2  # asked again about the object as the other writer left it
+    assert calls[1]["oldObject"]["data"] == {"k": "0", "other": "writer"}
+    stored = json.loads(admin("get", "cm", "contended", "-n", ns, "-o", "json").stdout)
+    assert stored["data"] == {"k": "0", "other": "writer"} and stored["metadata"]["labels"] == {"tier": "web"}
+    admin("delete", "validatingwebhookconfiguration", "retry")
