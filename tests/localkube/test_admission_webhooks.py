@@ -552,11 +552,13 @@ def test_write_starts_over_when_its_object_changes_while_webhooks_answer(
     )
     api = localkube.server.api
     configmaps = api.registry.lookup("", "v1", "configmaps")
+    assert configmaps is not None
 
     def meanwhile(review: dict[str, Any]) -> None:
         # another writer changes the object while the webhook is being asked about the label
         def touch() -> None:
             current = api.stored(configmaps, ns, "contended")
+            assert current is not None
             changed = json.loads(json.dumps(current))
             changed["data"]["other"] = "writer"
             api.write_internal(configmaps, changed, current, "")
