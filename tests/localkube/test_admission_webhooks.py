@@ -573,3 +573,23 @@ def test_write_starts_over_when_its_object_changes_while_webhooks_answer(
     stored = json.loads(admin("get", "cm", "contended", "-n", ns, "-o", "json").stdout)
     assert stored["data"] == {"k": "0", "other": "writer"} and stored["metadata"]["labels"] == {"tier": "web"}
     admin("delete", "validatingwebhookconfiguration", "retry")
+
+
+def test_status_subresource_update(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "status")
+    hook = webhook("status.localkube.test", hooks.url("allow-status"), hooks.ca_bundle, "status")
+    hook["rules"] = [
+        {"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments/status"]}
+    ]
+    apply(admin, "ValidatingWebhookConfiguration", "status", hook)
+    admin("apply", "-f", "-", stdin=DEPLOYMENT % ns)
+    assert not hooks.reviews["allow-status"]  # the main resource is not deployments/status
+    admin(
+        "patch", "deploy", "web", "-n", ns, "--subresource=status", "--type=merge",
+        "-p", '{"status":{"observedGeneration":1}}',
+    )  # fmt: skip
+    review = hooks.reviews["allow-status"][-1]
+    assert review["subResource"] == "status" and review["requestSubResource"] == "status"
+    assert review["kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
+    assert review["object"]["status"]["observedGeneration"] == 1
+    admin("delete", "validatingwebhookconfiguration", "status")
