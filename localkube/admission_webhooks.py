@@ -17,6 +17,8 @@ kube-apiserver's ``GuaranteedUpdate`` retries.
 
 Semantics carried over from k8s.io/apiserver pkg/admission/plugin/webhook:
 
+- writes of the webhook configurations and admission policies themselves call
+  no webhooks (kube-apiserver exempts them, so a broken webhook can be removed);
 - configurations in name order, webhooks in their order; rules by operation,
   group, version, resource(/subresource) and scope; ``namespaceSelector`` (the
   Namespace's labels; a Namespace's own labels when it is the object; ignored
@@ -91,6 +93,15 @@ NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")
 # a write whose object keeps changing while its webhooks answer gives up after this many tries
 MAX_ATTEMPTS = 5
 WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+# IsExemptAdmissionConfigurationResource: no webhook may stand in the way of fixing the configurations
+EXEMPT = (
+    "mutatingwebhookconfigurations",
+    "validatingwebhookconfigurations",
+    "validatingadmissionpolicies",
+    "validatingadmissionpolicybindings",
+    "mutatingadmissionpolicies",
+    "mutatingadmissionpolicybindings",
+)
 
 
 @dataclass
@@ -555,6 +566,8 @@ class WebhookAdmission:
         return None
 
     def _any(self, mutating: bool, attributes: Attributes, obj: Obj | None, old: Obj | None) -> bool:
+        if attributes.rt.group == "admissionregistration.k8s.io" and attributes.rt.plural in EXEMPT:
+            return False
         return any(self.invocation(h, attributes, obj, old) for h in self.webhooks(mutating))
 
     # -- the write's side: hook points of ResourceAPI ------------------------------------

@@ -593,3 +593,16 @@ def test_status_subresource_update(admin: Kubectl, hooks: HookServer) -> None:
     assert review["kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
     assert review["object"]["status"]["observedGeneration"] == 1
     admin("delete", "validatingwebhookconfiguration", "status")
+
+
+def test_configurations_themselves_are_exempt(admin: Kubectl, hooks: HookServer) -> None:
+    everything = webhook("all.localkube.test", hooks.url("deny-all"), hooks.ca_bundle, "none")
+    everything["rules"] = [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]
+    everything["namespaceSelector"] = {}
+    apply(admin, "ValidatingWebhookConfiguration", "all", everything)
+    # a webhook refusing every write still lets the configurations be changed and removed
+    admin("label", "validatingwebhookconfiguration", "all", "changed=yes")
+    refused = admin("create", "namespace", "refused-ns", check=False)
+    assert 'admission webhook "all.localkube.test" denied the request' in refused.stderr
+    admin("delete", "validatingwebhookconfiguration", "all")
+    assert all(r["resource"]["resource"] != "validatingwebhookconfigurations" for r in hooks.reviews["deny-all"])
