@@ -259,7 +259,7 @@ def options_object(kind: str, query: dict[str, str], body: Obj | None = None) ->
     """The ``options`` of an AdmissionRequest: Create/Update/DeleteOptions as the client sent them."""
     options: Obj = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
     if kind == "DeleteOptions" and isinstance(body, dict):
-        for key in ("gracePeriodSeconds", "preconditions", "orphanDependents", "propagationPolicy"):
+        for key in ("gracePeriodSeconds", "preconditions", "orphanDependents", "propagationPolicy", "dryRun"):
             if key in body:
                 options[key] = body[key]
     if query.get("dryRun"):

@@ -503,6 +503,9 @@ class LocalKube:
             )
         if method == "DELETE":
             delete_options = await read_delete_options(request)
+            if delete_options.get("dryRun"):
+                # client-go sends a delete's dryRun in its DeleteOptions body, not the query
+                options.dry_run = True
             if info.name:
                 attributes = self._attributes(request, rt, info, identity, "DELETE", info.name, delete_options)
                 return await self._admitted(
@@ -538,7 +541,7 @@ class LocalKube:
             namespace=namespace,
             name=name,
             user_info=identity.to_user_info(),
-            dry_run=bool(query.get("dryRun")),
+            dry_run=bool(query.get("dryRun") or (delete_options or {}).get("dryRun")),
             options=webhooks.options_object(kind, query, delete_options),
         )
 

@@ -320,6 +320,12 @@ def test_dry_run_reaches_webhook_and_stores_nothing(admin: Kubectl, hooks: HookS
     review = hooks.reviews["allow-dry"][-1]
     assert review["dryRun"] is True and review["options"]["dryRun"] == ["All"]
     assert admin("get", "cm", "trial", "-n", ns, check=False).returncode == 1
+    admin("create", "configmap", "kept", "-n", ns)
+    admin("delete", "configmap", "kept", "-n", ns, "--dry-run=server")
+    review = hooks.reviews["allow-dry"][-1]
+    assert review["operation"] == "DELETE" and review["dryRun"] is True
+    assert review["options"]["dryRun"] == ["All"]
+    admin("get", "cm", "kept", "-n", ns)  # still there
     admin("delete", "validatingwebhookconfiguration", "dry")
 
 
