@@ -81,6 +81,7 @@ from localkube.errors import MODIFIED, APIError, Cause, bad_request, conflict
 from localkube.patch import PatchFailed, json_patch
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import selector_matches
+from localkube.values import clone
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -588,9 +589,10 @@ class WebhookAdmission:
         if write is None or write.attributes.operation not in ("CREATE", "UPDATE"):
             return
         attributes = write.attributes
-        sent = self._mutation_input(attributes, obj)
-        if not self._any(True, attributes, sent, old):
+        # the selectors read labels only, which the CREATE input keeps: match before copying
+        if not self._any(True, attributes, obj, old):
             return
+        sent = self._mutation_input(attributes, obj)
         answer = write.parent.switch(_Pending(True, sent, old))
         if isinstance(answer, BaseException):
             raise answer
@@ -636,7 +638,7 @@ class WebhookAdmission:
     def _mutation_input(attributes: Attributes, obj: Obj) -> Obj:
         """On CREATE, the object before kube-apiserver's BeforeCreate: no uid, creation time,
         generation nor generated name."""
-        sent = copy.deepcopy(obj)
+        sent = clone(obj)
         if attributes.operation == "CREATE":
             meta = sent.setdefault("metadata", {})
             meta.pop("uid", None)
