@@ -573,19 +573,23 @@ class WebhookAdmission:
 
     # -- the write's side: hook points of ResourceAPI ------------------------------------
     @staticmethod
-    def _write() -> _WriteGreenlet | None:
+    def _write(rt: ResourceType) -> _WriteGreenlet | None:
+        """The client write being admitted, if ``rt``'s object is the one it writes (a write
+        localkube makes on the side, of another object, is not the client's)."""
         current = greenlet.getcurrent()
-        return current if isinstance(current, _WriteGreenlet) else None
+        if isinstance(current, _WriteGreenlet) and current.attributes.rt.storage_key == rt.storage_key:
+            return current
+        return None
 
     def began(self, rt: ResourceType, old: Obj | None) -> None:
         """Called as a write reads the stored object it works from."""
-        write = self._write()
+        write = self._write(rt)
         if write is not None:
             write.seen = (old or {}).get("metadata", {}).get("resourceVersion") if old else None
 
     def mutate(self, rt: ResourceType, subresource: str, obj: Obj, old: Obj | None) -> None:
         """The mutating webhooks, on the defaulted object (storage shape), changed in place."""
-        write = self._write()
+        write = self._write(rt)
         if write is None or write.attributes.operation not in ("CREATE", "UPDATE"):
             return
         attributes = write.attributes
@@ -610,7 +614,7 @@ class WebhookAdmission:
 
     def validate(self, rt: ResourceType, subresource: str, obj: Obj | None, old: Obj | None) -> None:
         """The validating webhooks, on the object about to be stored (None on DELETE)."""
-        write = self._write()
+        write = self._write(rt)
         if write is None:
             return
         attributes = write.attributes
