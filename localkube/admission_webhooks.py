@@ -55,7 +55,10 @@ called one after the other in configuration order, not in parallel (the first
 refusal wins, as the first to arrive does in kube-apiserver); ``matchConditions``
 (CEL) are refused when a configuration is written
 (:mod:`localkube.admission_webhooks_validation`); CONNECT is admitted for the
-``proxy`` subresources; the ``scale`` subresource calls no webhooks.
+``proxy`` subresources; ``pods/eviction``, ``pods/binding`` and the review APIs
+call no webhooks. A ``scale`` write sends the ``autoscaling/v1`` Scale (kind
+and requestKind Scale, the resource's own group/version/resource), and a
+patched Scale's ``spec.replicas`` is what gets stored.
 """
 
 from __future__ import annotations
@@ -94,6 +97,8 @@ NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")
 # a write whose object keeps changing while its webhooks answer gives up after this many tries
 MAX_ATTEMPTS = 5
 WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+# what the scale subresource reads and writes, whatever the resource
+SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
 # IsExemptAdmissionConfigurationResource: no webhook may stand in the way of fixing the configurations
 EXEMPT = (
     "mutatingwebhookconfigurations",
@@ -277,14 +282,18 @@ def review_body(
 ) -> Obj:
     """An AdmissionReview request, field for field as ``CreateV1AdmissionReview`` fills it."""
     rt = attributes.rt
+    kind = {"group": invocation_rt.group, "version": invocation_rt.version, "kind": invocation_rt.kind}
+    request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+    if attributes.subresource == "scale":
+        kind = request_kind = dict(SCALE_KIND)
     request: Obj = {
         "uid": uid,
-        "kind": {"group": invocation_rt.group, "version": invocation_rt.version, "kind": invocation_rt.kind},
+        "kind": kind,
         "resource": {"group": invocation_rt.group, "version": invocation_rt.version, "resource": invocation_rt.plural},
     }
     if attributes.subresource:
         request["subResource"] = attributes.subresource
-    request["requestKind"] = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+    request["requestKind"] = request_kind
     request["requestResource"] = {"group": rt.group, "version": rt.version, "resource": rt.plural}
     if attributes.subresource:
         request["requestSubResource"] = attributes.subresource
@@ -689,8 +698,17 @@ class WebhookAdmission:
         )
 
     # -- calling ------------------------------------------------------------------------------------
-    def _versioned(self, rt: ResourceType, obj: Obj | None) -> Obj | None:
-        return None if obj is None else self.api._view(rt, obj)
+    def _versioned(self, rt: ResourceType, obj: Obj | None, subresource: str = "") -> Obj | None:
+        """``obj`` (storage shape) as the webhook gets it: in ``rt``'s version, or as its Scale."""
+        if obj is None:
+            return None
+        view: Obj = self.api._view(rt, obj)
+        if subresource == "scale":
+            from localkube.scale import scale_of
+
+            scale: Obj = scale_of(view, rt)
+            return scale
+        return view
 
     async def _call(
         self, invocation: Invocation, attributes: Attributes, obj: Obj | None, old: Obj | None, warnings: list[str]
@@ -712,7 +730,8 @@ class WebhookAdmission:
         if attributes.operation == "CONNECT":
             sent_obj, sent_old = attributes.connect_object, None
         else:
-            sent_obj, sent_old = self._versioned(invocation.rt, obj), self._versioned(invocation.rt, old)
+            sub = attributes.subresource
+            sent_obj, sent_old = self._versioned(invocation.rt, obj, sub), self._versioned(invocation.rt, old, sub)
         body = review_body(version, uid, attributes, invocation.rt, sent_obj, sent_old)
         client = hook.spec.get("clientConfig") or {}
         try:
@@ -799,16 +818,30 @@ class WebhookAdmission:
                 f'admission webhook "{hook.name}" attempted to modify the object, which is not supported for '
                 "this operation"
             )
-        versioned = self.api._view(rt, obj)
+        versioned = self._versioned(rt, obj, attributes.subresource)
         try:
             patched = json_patch(versioned, operations)
         except PatchFailed as exc:
             raise internal_error(str(exc)) from None
         if not isinstance(patched, dict):
             raise internal_error("the patched object is not an object")
+        if attributes.subresource == "scale":
+            return self._scaled(rt, obj, patched)
         patched["apiVersion"], patched["kind"] = rt.api_version, rt.kind
         result = self.api._to_storage(rt, patched)
         self._redefault(rt, result)
+        return result != obj, result
+
+    def _scaled(self, rt: ResourceType, obj: Obj, scale: Obj) -> tuple[bool, Obj]:
+        """A webhook's patched Scale carried back: its ``spec.replicas`` onto the object."""
+        from localkube.scale import set_replicas
+
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise internal_error(f"json: cannot unmarshal {type(replicas).__name__} into Go struct field "
+                                 "ScaleSpec.spec.replicas of type int32")  # fmt: skip
+        result = clone(obj)
+        set_replicas(result, rt, replicas)
         return result != obj, result
 
     def _redefault(self, rt: ResourceType, obj: Obj) -> None:

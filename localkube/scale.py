@@ -57,6 +57,11 @@ def scale_of(obj: Obj, rt: ResourceType) -> Obj:
     }
 
 
+def set_replicas(obj: Obj, rt: ResourceType, replicas: int) -> None:
+    """Write ``replicas`` where ``rt``'s Scale reads ``spec.replicas`` from."""
+    _set(obj, _paths(rt)[0], replicas)
+
+
 def _set(obj: Obj, path: str, value: Any) -> None:
     parts = [p for p in path.split(".") if p]
     node = obj

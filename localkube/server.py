@@ -439,8 +439,19 @@ class LocalKube:
         options = write_options(request)
         method = request.method
         if info.subresource == "scale":
-            from localkube.scale import scale_request
+            from localkube.scale import scale_request, scale_write
 
+            if method in ("PUT", "PATCH"):
+                raw_scale = await read_body(request)
+                attributes = self._attributes(request, rt, info, identity, "UPDATE", info.name)
+                content_type = request.headers.get("Content-Type", "")
+                return await self._admitted(
+                    request,
+                    attributes,
+                    lambda: scale_write(
+                        self.api, method, content_type, raw_scale, rt, namespace, info.name, context, options
+                    ),
+                )
             scale = await scale_request(self.api, request, rt, namespace, info.name, context, options)
             return self._respond(request, scale)
         if info.subresource == "token" and method == "POST":
@@ -573,6 +584,8 @@ class LocalKube:
             if warnings:
                 response.headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
             return response
+        if isinstance(result, dict):  # a subresource's own kind (a Scale)
+            return self._respond(request, result, 200, warnings)
         return self._respond(request, result.obj, result.code, [*result.warnings, *warnings])
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:

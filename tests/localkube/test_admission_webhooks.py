@@ -77,6 +77,10 @@ class HookServer:
             if patch:
                 response["patchType"] = "JSONPatch"
                 response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+        elif path.startswith("scale-to-two"):
+            replicas = [{"op": "replace", "path": "/spec/replicas", "value": 2}]
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(replicas).encode()).decode()
         elif path.startswith("slow"):
             await asyncio.sleep(3)
         elif path.startswith("badpatch"):
@@ -612,3 +616,23 @@ def test_configurations_themselves_are_exempt(admin: Kubectl, hooks: HookServer)
     assert 'admission webhook "all.localkube.test" denied the request' in refused.stderr
     admin("delete", "validatingwebhookconfiguration", "all")
     assert all(r["resource"]["resource"] != "validatingwebhookconfigurations" for r in hooks.reviews["deny-all"])
+
+
+def test_scale_subresource_sends_a_scale(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "scale")
+    hook = webhook("scale.localkube.test", hooks.url("scale-to-two"), hooks.ca_bundle, "scale")
+    hook["rules"] = [
+        {"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments/scale"]}
+    ]
+    apply(admin, "MutatingWebhookConfiguration", "scale", hook)
+    admin("apply", "-f", "-", stdin=DEPLOYMENT % ns)
+    admin("scale", "deploy", "web", "-n", ns, "--replicas=5")
+    review = hooks.reviews["scale-to-two"][-1]
+    assert review["kind"] == review["requestKind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert review["resource"] == {"group": "apps", "version": "v1", "resource": "deployments"}
+    assert review["subResource"] == "scale" and review["operation"] == "UPDATE"
+    assert review["object"]["kind"] == "Scale" and review["object"]["spec"]["replicas"] == 5
+    assert review["oldObject"]["spec"]["replicas"] == 1
+    # the webhook's patch of the Scale decides the Deployment's replicas
+    assert admin("get", "deploy", "web", "-n", ns, "-o", "jsonpath={.spec.replicas}").stdout == "2"
+    admin("delete", "mutatingwebhookconfiguration", "scale")
