@@ -55,8 +55,9 @@ called one after the other in configuration order, not in parallel (the first
 refusal wins, as the first to arrive does in kube-apiserver); ``matchConditions``
 (CEL) are refused when a configuration is written
 (:mod:`localkube.admission_webhooks_validation`); CONNECT is admitted for the
-``proxy`` subresources; ``pods/eviction``, ``pods/binding`` and the review APIs
-call no webhooks. A ``scale`` write sends the ``autoscaling/v1`` Scale (kind
+``proxy`` subresources (kind ``<Kind>ProxyOptions``, the options as the object);
+``pods/eviction`` and ``pods/binding`` are a CREATE of their Eviction or Binding;
+the review APIs call no webhooks. A ``scale`` write sends the ``autoscaling/v1`` Scale (kind
 and requestKind Scale, the resource's own group/version/resource), and a
 patched Scale's ``spec.replicas`` is what gets stored.
 """
@@ -122,8 +123,9 @@ class Attributes:
     user_info: Obj
     dry_run: bool
     options: Obj | None
-    # CONNECT: the options object (e.g. a ProxyOptions) kube-apiserver sends as the object
-    connect_object: Obj | None = None
+    # the kind of a subresource whose object is its own kind (CONNECT's <Kind>ProxyOptions, an
+    # Eviction, a Binding): that object is sent as it is, as kind and requestKind
+    object_kind: Obj | None = None
 
 
 @dataclass
@@ -284,7 +286,9 @@ def review_body(
     rt = attributes.rt
     kind = {"group": invocation_rt.group, "version": invocation_rt.version, "kind": invocation_rt.kind}
     request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-    if attributes.subresource == "scale":
+    if attributes.object_kind is not None:
+        kind = request_kind = dict(attributes.object_kind)
+    elif attributes.subresource == "scale":
         kind = request_kind = dict(SCALE_KIND)
     request: Obj = {
         "uid": uid,
@@ -550,11 +554,7 @@ class WebhookAdmission:
         (``matchPolicy: Equivalent``) on its equivalents."""
         if not self._namespace_selected(hook, attributes, obj, old):
             return None
-        if attributes.operation == "CONNECT":
-            target, previous = attributes.connect_object, None
-        else:
-            target, previous = obj, old
-        if not object_selected(hook.spec.get("objectSelector"), target, previous):
+        if not object_selected(hook.spec.get("objectSelector"), obj, old):
             return None
         scope = request_scope(attributes)
         rules = [r for r in hook.spec.get("rules") or [] if isinstance(r, dict)]
@@ -727,8 +727,8 @@ class WebhookAdmission:
             )
         version = versions[0]
         uid = str(uuid.uuid4())
-        if attributes.operation == "CONNECT":
-            sent_obj, sent_old = attributes.connect_object, None
+        if attributes.object_kind is not None:
+            sent_obj, sent_old = obj, old
         else:
             sub = attributes.subresource
             sent_obj, sent_old = self._versioned(invocation.rt, obj, sub), self._versioned(invocation.rt, old, sub)
@@ -818,13 +818,16 @@ class WebhookAdmission:
                 f'admission webhook "{hook.name}" attempted to modify the object, which is not supported for '
                 "this operation"
             )
-        versioned = self._versioned(rt, obj, attributes.subresource)
+        literal = attributes.object_kind is not None
+        versioned = obj if literal else self._versioned(rt, obj, attributes.subresource)
         try:
             patched = json_patch(versioned, operations)
         except PatchFailed as exc:
             raise internal_error(str(exc)) from None
         if not isinstance(patched, dict):
             raise internal_error("the patched object is not an object")
+        if literal:
+            return patched != obj, patched
         if attributes.subresource == "scale":
             return self._scaled(rt, obj, patched)
         patched["apiVersion"], patched["kind"] = rt.api_version, rt.kind
@@ -877,14 +880,16 @@ class WebhookAdmission:
             if not answer.allowed:
                 raise denial(hook.name, answer.result)
 
-    async def connect(self, attributes: Attributes) -> list[str]:
-        """CONNECT (a ``proxy`` request): mutating then validating webhooks on its options object."""
-        warnings: list[str] = []
-        if self._any(True, attributes, None, None):
-            await self._mutating_chain(attributes, None, None, warnings)
-        if self._any(False, attributes, None, None):
-            await self._validating_chain(attributes, None, None, warnings)
-        return warnings
+    async def admit_object(self, attributes: Attributes, obj: Obj, warnings: list[str]) -> Obj:
+        """A request whose object is a subresource's own kind (``attributes.object_kind``: a
+        CONNECT's options, an Eviction, a Binding): the mutating webhooks, then the validating
+        ones on what they made of it, which is returned."""
+        current: Obj | None = obj
+        if self._any(True, attributes, obj, None):
+            current = await self._mutating_chain(attributes, obj, None, warnings)
+        if self._any(False, attributes, current, None):
+            await self._validating_chain(attributes, current, None, warnings)
+        return current if current is not None else obj
 
 
 def noop_hooks() -> Any:

@@ -422,7 +422,7 @@ class LocalKube:
                     name_hint = part.split("=", 1)[1].strip()
         self._authorize(identity, info, name_hint)
         if rt.kind == "Binding" or info.subresource in ("binding", "eviction"):
-            return await self._pod_action(request, info, rt)
+            return await self._pod_action(request, info, rt, identity)
         if rt.verbs == ("create",):
             return await self._review(request, info, rt, identity)
         namespace = info.namespace if rt.namespaced else ""
@@ -570,9 +570,10 @@ class LocalKube:
             user_info=identity.to_user_info(),
             dry_run=False,
             options=None,
-            connect_object={"kind": f"{rt.kind}ProxyOptions", "apiVersion": "v1", "path": rest or "/"},
+            object_kind={"group": "", "version": "v1", "kind": f"{rt.kind}ProxyOptions"},
         )
-        await self.webhooks.connect(attributes)
+        options_object = {"kind": f"{rt.kind}ProxyOptions", "apiVersion": "v1", "path": rest or "/"}
+        await self.webhooks.admit_object(attributes, options_object, [])
 
     async def _admitted(self, request: web.Request, attributes: webhooks.Attributes, write: Any) -> web.Response:
         """Run a write with the admission webhooks; their warnings reach the client either way."""
@@ -790,8 +791,11 @@ class LocalKube:
         return web.Response(text=_dump(doc), content_type=JSON)
 
     # -- review APIs ----------------------------------------------------------------------------
-    async def _pod_action(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
-        """POST pods/NAME/binding, bindings and pods/NAME/eviction."""
+    async def _pod_action(
+        self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity
+    ) -> web.Response:
+        """POST pods/NAME/binding, bindings and pods/NAME/eviction, admitted by webhooks as a
+        CREATE of their Eviction or Binding."""
         from localkube import pod_subresources
 
         if request.method != "POST":
@@ -800,13 +804,28 @@ class LocalKube:
         pdbs = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
         assert pods is not None and pdbs is not None
         body = await self._body(request, rt)
+        warnings: list[str] = []
+        if isinstance(body, dict):
+            default_version = "policy/v1" if info.subresource == "eviction" else "v1"
+            group, _, version = str(body.get("apiVersion") or default_version).rpartition("/")
+            kind = "Eviction" if info.subresource == "eviction" else "Binding"
+            name = info.name or str((body.get("metadata") or {}).get("name") or "")
+            attributes = self._attributes(request, rt, info, identity, "CREATE", name)
+            attributes.object_kind = {"group": group, "version": version, "kind": kind}
+            try:
+                body = await self.webhooks.admit_object(attributes, body, warnings)
+            except APIError as error:
+                response = self._status_response(error, request)
+                if warnings:
+                    response.headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
+                return response
         if info.subresource == "eviction":
             status = pod_subresources.evict(
                 self.api, pods, pdbs, info.namespace, info.name, body, write_options(request)
             )
         else:
             status = pod_subresources.bind(self.api, pods, info.namespace, info.name, body)
-        return self._respond(request, status, 201)
+        return self._respond(request, status, 201, warnings)
 
     async def _review(
         self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity

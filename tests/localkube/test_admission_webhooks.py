@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from localkube.pki import CertificateAuthority, cert_pem
-from tests.servers import Kubectl, ServerThread
+from tests.servers import Kubectl, Raw, ServerThread
 
 SERVICE_HOST = "hooks.webhooks.svc"
 
@@ -451,6 +451,8 @@ def test_webhooks_see_a_proxy_request_as_connect(admin: Kubectl, hooks: HookServ
     assert review["operation"] == "CONNECT" and review["subResource"] == "proxy"
     assert review["object"] == {"kind": "ServiceProxyOptions", "apiVersion": "v1", "path": "/path"}
     assert review["options"] is None
+    assert review["kind"] == {"group": "", "version": "v1", "kind": "ServiceProxyOptions"}
+    assert review["resource"] == {"group": "", "version": "v1", "resource": "services"}
     admin("delete", "validatingwebhookconfiguration", "connect")
 
 
@@ -636,3 +638,25 @@ def test_scale_subresource_sends_a_scale(admin: Kubectl, hooks: HookServer) -> N
     # the webhook's patch of the Scale decides the Deployment's replicas
     assert admin("get", "deploy", "web", "-n", ns, "-o", "jsonpath={.spec.replicas}").stdout == "2"
     admin("delete", "mutatingwebhookconfiguration", "scale")
+
+
+def test_eviction_is_admitted_as_a_create_of_its_eviction(admin: Kubectl, hooks: HookServer, raw: Raw) -> None:
+    ns = namespace(admin, "evict")
+    hook = webhook("evict.localkube.test", hooks.url("deny-evict"), hooks.ca_bundle, "evict")
+    hook["rules"] = [
+        {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"]}
+    ]
+    apply(admin, "ValidatingWebhookConfiguration", "evict", hook)
+    admin("run", "victim", "-n", ns, "--image=nginx")
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "victim", "namespace": ns}}
+    code, body, _ = asyncio.run(raw.request("POST", f"/api/v1/namespaces/{ns}/pods/victim/eviction", eviction))
+    assert (code, body["message"]) == (
+        403,
+        'admission webhook "evict.localkube.test" denied the request: Eviction victim is not welcome',
+    )
+    review = hooks.reviews["deny-evict"][-1]
+    assert review["kind"] == review["requestKind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert review["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+    assert review["subResource"] == "eviction" and review["object"]["kind"] == "Eviction"
+    admin("get", "pod", "victim", "-n", ns)  # not evicted
+    admin("delete", "validatingwebhookconfiguration", "evict")
