@@ -39,6 +39,8 @@ Semantics carried over from k8s.io/apiserver pkg/admission/plugin/webhook:
   "NAME": ...`` under ``failurePolicy: Fail`` and skipped under ``Ignore``; a
   denial is ``admission webhook "NAME" denied the request: MESSAGE`` with the
   webhook's code (400 when it gives none below 400) and reason;
+- validating webhooks called in parallel, the first refusal or failure to
+  arrive answering the request once all have answered;
 - JSONPatch answers applied, the result pruned to the kind's schema and
   defaulted again; ``reinvocationPolicy: IfNeeded`` webhooks called once more
   when a later webhook changed the object; ``warnings`` become ``Warning``
@@ -50,9 +52,7 @@ Semantics carried over from k8s.io/apiserver pkg/admission/plugin/webhook:
   such webhooks, so only stored data from elsewhere could hold one).
 
 Where localkube differs: writes by its own controllers and simulation do not
-call webhooks (kube-controller-manager's writes do); validating webhooks are
-called one after the other in configuration order, not in parallel (the first
-refusal wins, as the first to arrive does in kube-apiserver); ``matchConditions``
+call webhooks (kube-controller-manager's writes do); ``matchConditions``
 (CEL) are refused when a configuration is written
 (:mod:`localkube.admission_webhooks_validation`); CONNECT is admitted for the
 ``proxy`` subresources (kind ``<Kind>ProxyOptions``, the options as the object);
@@ -64,6 +64,7 @@ patched Scale's ``spec.replicas`` is what gets stored.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import copy
@@ -866,19 +867,29 @@ class WebhookAdmission:
     async def _validating_chain(
         self, attributes: Attributes, obj: Obj | None, old: Obj | None, warnings: list[str]
     ) -> None:
-        for hook in self.webhooks(False):
-            invocation = self.invocation(hook, attributes, obj, old)
-            if invocation is None:
-                continue
+        """The validating webhooks, all at once as kube-apiserver calls them; once every one has
+        answered, the first refusal or failure to have arrived is the request's."""
+        errors: list[APIError] = []
+
+        async def ask(invocation: Invocation) -> None:
+            hook = invocation.webhook
             try:
                 answer = await self._call(invocation, attributes, obj, old, warnings)
             except CallingError as error:
                 failure = self._failed(hook, error)
                 if failure is not None:
-                    raise failure from None
-                continue
+                    errors.append(failure)
+                return
+            except APIError as error:  # a dry run the webhook cannot take
+                errors.append(error)
+                return
             if not answer.allowed:
-                raise denial(hook.name, answer.result)
+                errors.append(denial(hook.name, answer.result))
+
+        invocations = [i for i in (self.invocation(h, attributes, obj, old) for h in self.webhooks(False)) if i]
+        await asyncio.gather(*(ask(invocation) for invocation in invocations))
+        if errors:
+            raise errors[0]
 
     async def admit_object(self, attributes: Attributes, obj: Obj, warnings: list[str]) -> Obj:
         """A request whose object is a subresource's own kind (``attributes.object_kind``: a

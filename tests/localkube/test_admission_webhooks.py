@@ -9,6 +9,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -660,3 +661,18 @@ def test_eviction_is_admitted_as_a_create_of_its_eviction(admin: Kubectl, hooks:
     assert review["subResource"] == "eviction" and review["object"]["kind"] == "Eviction"
     admin("get", "pod", "victim", "-n", ns)  # not evicted
     admin("delete", "validatingwebhookconfiguration", "evict")
+
+
+def test_validating_webhooks_are_called_in_parallel(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "parallel")
+    slow = [
+        webhook(f"slow-{i}.localkube.test", hooks.url(f"slow-{i}"), hooks.ca_bundle, "parallel", timeoutSeconds=8)
+        for i in (1, 2)
+    ]
+    apply(admin, "ValidatingWebhookConfiguration", "parallel", *slow)
+    started = time.monotonic()
+    admin("create", "configmap", "patient", "-n", ns)
+    elapsed = time.monotonic() - started
+    assert len(hooks.reviews["slow-1"]) == len(hooks.reviews["slow-2"]) == 1
+    assert elapsed < 5.5  # two 3 s webhooks one after the other would take 6 s
+    admin("delete", "validatingwebhookconfiguration", "parallel")
