@@ -15,6 +15,7 @@ from typing import Any
 
 from localkube import admission, autoscaling, builtin_schemas, validation, zero_values
 from localkube import crd as crds
+from localkube.admission_webhooks import noop_hooks
 from localkube.decoding import decode_body
 from localkube.errors import (
     MODIFIED,
@@ -127,6 +128,8 @@ class ResourceAPI:
         # RBAC escalation, before validation, and validating admission (CSR approval and signing)
         self.escalation_check: WriteCheck = _no_check
         self.validating_admission: WriteCheck = _no_check
+        # admission webhooks (localkube.admission_webhooks): no-ops unless the server wires them
+        self.webhooks: Any = noop_hooks()
 
     # -- helpers --------------------------------------------------------------
     def _not_found(self, rt: ResourceType, name: str) -> APIError:
@@ -319,11 +322,14 @@ class ResourceAPI:
         strategy_for(rt.kind).prepare_create(obj, context)
         if not rt.custom:
             zero_values.fill(obj, rt.group, rt.version, rt.kind)
+        self.webhooks.mutate(rt, "", obj, None)
+        meta = _meta(obj)
         self._validate(rt, obj, None)
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
             raise already_exists(rt.plural, rt.group, name)
         admission.validate(self.store, rt.group, rt.plural, obj, None)
+        self.webhooks.validate(rt, "", obj, None)
         if not managed:
             track_update(None, obj, self.field_write(rt, options, ""))
         if options.dry_run:
@@ -399,6 +405,7 @@ class ResourceAPI:
         options: WriteOptions,
         managed: bool = False,
     ) -> Result:
+        self.webhooks.began(rt, old)
         meta = _meta(obj)
         old_meta = old["metadata"]
         name = old_meta["name"]
@@ -452,6 +459,7 @@ class ResourceAPI:
                 admission.admit(self.store, rt.kind, obj, old)
         if not rt.custom:
             zero_values.fill(obj, rt.group, rt.version, rt.kind)
+        self.webhooks.mutate(rt, subresource, obj, old)
         meta = _meta(obj)
         for key in (
             "uid",
@@ -472,6 +480,7 @@ class ResourceAPI:
         self.validating_admission(rt, subresource, obj, old, context)
         if not subresource:
             admission.validate(self.store, rt.group, rt.plural, obj, old)
+        self.webhooks.validate(rt, subresource, obj, old)
         if not managed:
             track_update(old, obj, self.field_write(rt, options, subresource))
         return self._commit_update(rt, obj, old, options, warnings)
@@ -640,6 +649,8 @@ class ResourceAPI:
                     )
                 ],
             )
+        self.webhooks.began(rt, old)
+        self.webhooks.validate(rt, "", None, old)
         obj = clone(old)
         finalizers = list(obj["metadata"].get("finalizers") or [])
         if policy is None and orphan is not None:

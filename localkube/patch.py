@@ -147,6 +147,8 @@ _NAME_KEYED = {
     "env",
     "secrets",
     "resourceClaims",
+    # Mutating/ValidatingWebhookConfiguration.webhooks (patchMergeKey "name")
+    "webhooks",
 }
 _KEYED = {
     "hostAliases": "ip",

@@ -57,6 +57,11 @@ def scale_of(obj: Obj, rt: ResourceType) -> Obj:
     }
 
 
+def set_replicas(obj: Obj, rt: ResourceType, replicas: int) -> None:
+    """Write ``replicas`` where ``rt``'s Scale reads ``spec.replicas`` from."""
+    _set(obj, _paths(rt)[0], replicas)
+
+
 def _set(obj: Obj, path: str, value: Any) -> None:
     parts = [p for p in path.split(".") if p]
     node = obj
@@ -75,21 +80,38 @@ async def scale_request(
     options: WriteOptions,
 ) -> Obj:
     """The Scale a GET, PUT or PATCH of ``/scale`` answers with."""
+    if request.method == "GET":
+        return scale_of(api.get(rt, namespace, name), rt)
+    raw = await read_body(request)
+    content_type = request.headers.get("Content-Type", "")
+    return scale_write(api, request.method, content_type, raw, rt, namespace, name, context, options)
+
+
+def scale_write(
+    api: ResourceAPI,
+    method: str,
+    content_type: str,
+    raw: bytes,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    context: Context,
+    options: WriteOptions,
+) -> Obj:
+    """A PUT or PATCH of ``/scale`` whose body has been read: synchronous, so it can be admitted
+    by webhooks like any other write."""
     current = api.get(rt, namespace, name)
     scale = scale_of(current, rt)
-    if request.method == "GET":
-        return scale
-    raw = await read_body(request)
-    body = decode_body(raw, request.headers.get("Content-Type", ""), "Scale") or {}
-    if request.method == "PATCH":
-        media = request.headers.get("Content-Type", "").split(";")[0].strip()
+    body = decode_body(raw, content_type, "Scale") or {}
+    if method == "PATCH":
+        media = content_type.split(";", maxsplit=1)[0].strip()
         if media == "application/json-patch+json":
             body = json_patch(scale, body)
         elif media == "application/strategic-merge-patch+json":
             body = strategic_merge(scale, body)
         else:
             body = merge_patch(scale, body)
-    elif request.method != "PUT":
+    elif method != "PUT":
         raise bad_request("scale supports GET, PUT and PATCH")
     rv = (body.get("metadata") or {}).get("resourceVersion")
     if rv and rv != current["metadata"]["resourceVersion"]:

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from localkube import admission_webhooks as webhooks
 from localkube import discovery, openapi, paging, protobuf, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
@@ -141,6 +142,8 @@ class LocalKube:
         self.api.on_service_delete = lambda svc: self.allocator.release((svc.get("spec") or {}).get("clusterIP"))
         self.api.escalation_check = functools.partial(check_rbac_write, self.authorizer)
         self.api.validating_admission = functools.partial(csr_admission, self.authorizer)
+        self.webhooks = webhooks.WebhookAdmission(self.store, self.registry, self.api)
+        self.api.webhooks = self.webhooks
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
@@ -215,6 +218,8 @@ class LocalKube:
         for candidate in gc.get_objects():
             if not isinstance(candidate, asyncio.Transport) or getattr(candidate, "_loop", None) is not loop:
                 continue
+            if candidate.is_closing():
+                continue  # e.g. a finished webhook call's TLS transport, which answers no more questions
             sockname = candidate.get_extra_info("sockname")
             ours = isinstance(sockname, tuple) and len(sockname) >= 2 and sockname[1] == self.port
             if ours and not candidate.is_closing():
@@ -417,7 +422,7 @@ class LocalKube:
                     name_hint = part.split("=", 1)[1].strip()
         self._authorize(identity, info, name_hint)
         if rt.kind == "Binding" or info.subresource in ("binding", "eviction"):
-            return await self._pod_action(request, info, rt)
+            return await self._pod_action(request, info, rt, identity)
         if rt.verbs == ("create",):
             return await self._review(request, info, rt, identity)
         namespace = info.namespace if rt.namespaced else ""
@@ -428,13 +433,25 @@ class LocalKube:
         if info.subresource and info.subresource not in rt.subresources():
             raise resource_not_found()
         if info.subresource == "proxy":
+            await self._admit_connect(request, rt, info, identity)
             return await proxy.serve(self._proxy_target(), request, info)
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
         options = write_options(request)
         method = request.method
         if info.subresource == "scale":
-            from localkube.scale import scale_request
+            from localkube.scale import scale_request, scale_write
 
+            if method in ("PUT", "PATCH"):
+                raw_scale = await read_body(request)
+                attributes = self._attributes(request, rt, info, identity, "UPDATE", info.name)
+                content_type = request.headers.get("Content-Type", "")
+                return await self._admitted(
+                    request,
+                    attributes,
+                    lambda: scale_write(
+                        self.api, method, content_type, raw_scale, rt, namespace, info.name, context, options
+                    ),
+                )
             scale = await scale_request(self.api, request, rt, namespace, info.name, context, options)
             return self._respond(request, scale)
         if info.subresource == "token" and method == "POST":
@@ -462,34 +479,115 @@ class LocalKube:
             if info.name and not info.subresource:
                 raise method_not_allowed()
             body = await self._body(request, rt)
-            result = self.api.create(rt, namespace, body, context, options)
-            return self._respond(request, result.obj, result.code, result.warnings)
+            body_name = ((body.get("metadata") or {}) if isinstance(body, dict) else {}).get("name") or ""
+            attributes = self._attributes(request, rt, info, identity, "CREATE", str(body_name))
+            return await self._admitted(
+                request, attributes, lambda: self.api.create(rt, namespace, body, context, options)
+            )
         if method == "PUT":
             body = await self._body(request, rt)
-            result = self.api.update(rt, namespace, info.name, body, info.subresource, context, options)
-            return self._respond(request, result.obj, result.code, result.warnings)
+            absent = self.api.stored(rt, namespace, info.name) is None
+            creating = not info.subresource and rt.create_on_update and absent
+            attributes = self._attributes(request, rt, info, identity, "CREATE" if creating else "UPDATE", info.name)
+            return await self._admitted(
+                request,
+                attributes,
+                lambda: self.api.update(rt, namespace, info.name, body, info.subresource, context, options),
+            )
         if method == "PATCH":
             raw = await read_body(request)
-            result = self.api.patch(
-                rt,
-                namespace,
-                info.name,
-                request.headers.get("Content-Type", ""),
-                raw,
-                info.subresource,
-                context,
-                options,
+            creating = self.api.stored(rt, namespace, info.name) is None
+            attributes = self._attributes(request, rt, info, identity, "CREATE" if creating else "UPDATE", info.name)
+            return await self._admitted(
+                request,
+                attributes,
+                lambda: self.api.patch(
+                    rt,
+                    namespace,
+                    info.name,
+                    request.headers.get("Content-Type", ""),
+                    raw,
+                    info.subresource,
+                    context,
+                    options,
+                ),
             )
-            return self._respond(request, result.obj, result.code, result.warnings)
         if method == "DELETE":
             delete_options = await read_delete_options(request)
+            if delete_options.get("dryRun"):
+                # client-go sends a delete's dryRun in its DeleteOptions body, not the query
+                options.dry_run = True
             if info.name:
-                result = self.api.delete(rt, namespace, info.name, delete_options, options.dry_run)
-                return self._respond(request, result.obj, result.code)
-            return self._delete_collection(
-                request, rt, info.namespace if rt.namespaced else "", delete_options, options
+                attributes = self._attributes(request, rt, info, identity, "DELETE", info.name, delete_options)
+                return await self._admitted(
+                    request,
+                    attributes,
+                    lambda: self.api.delete(rt, namespace, info.name, delete_options, options.dry_run),
+                )
+            return await self._delete_collection(
+                request, rt, info, identity, info.namespace if rt.namespaced else "", delete_options, options
             )
         raise method_not_allowed()
+
+    def _attributes(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        info: RequestInfo,
+        identity: Identity,
+        operation: str,
+        name: str,
+        delete_options: Obj | None = None,
+    ) -> webhooks.Attributes:
+        """The admission attributes of a write, as kube-apiserver's handlers record them."""
+        namespace = info.namespace if rt.namespaced else ""
+        if rt.kind == "Namespace" and not rt.group:
+            namespace = info.name  # a Namespace's own name, "" on create (as requestInfo has it)
+        query = dict(request.query)
+        kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}[operation]
+        return webhooks.Attributes(
+            operation=operation,
+            rt=rt,
+            subresource=info.subresource,
+            namespace=namespace,
+            name=name,
+            user_info=identity.to_user_info(),
+            dry_run=bool(query.get("dryRun") or (delete_options or {}).get("dryRun")),
+            options=webhooks.options_object(kind, query, delete_options),
+        )
+
+    async def _admit_connect(
+        self, request: web.Request, rt: ResourceType, info: RequestInfo, identity: Identity
+    ) -> None:
+        """CONNECT admission of a proxy request: its ``<Kind>ProxyOptions`` is the object."""
+        _, _, rest = request.path.partition(f"/{info.name}/proxy")
+        attributes = webhooks.Attributes(
+            operation="CONNECT",
+            rt=rt,
+            subresource=info.subresource,
+            namespace=info.namespace if rt.namespaced else "",
+            name=info.name,
+            user_info=identity.to_user_info(),
+            dry_run=False,
+            options=None,
+            object_kind={"group": "", "version": "v1", "kind": f"{rt.kind}ProxyOptions"},
+        )
+        options_object = {"kind": f"{rt.kind}ProxyOptions", "apiVersion": "v1", "path": rest or "/"}
+        await self.webhooks.admit_object(attributes, options_object, [])
+
+    async def _admitted(self, request: web.Request, attributes: webhooks.Attributes, write: Any) -> web.Response:
+        """Run a write with the admission webhooks; their warnings reach the client either way."""
+        warnings: list[str] = []
+        try:
+            result = await self.webhooks.run(attributes, write, warnings)
+        except APIError as error:
+            response = self._status_response(error, request)
+            if warnings:
+                response.headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
+            return response
+        if isinstance(result, dict):  # a subresource's own kind (a Scale)
+            return self._respond(request, result, 200, warnings)
+        return self._respond(request, result.obj, result.code, [*result.warnings, *warnings])
 
     async def _body(self, request: web.Request, rt: ResourceType) -> Any:
         raw = await read_body(request)
@@ -584,16 +682,41 @@ class LocalKube:
         matches = functools.partial(self._matches, rt, labels=labels, fields=fields)
         return await self.watches.serve(request, rt, namespace, matches, options, mode, include)
 
-    def _delete_collection(
-        self, request: web.Request, rt: ResourceType, namespace: str, options_body: Obj, options: WriteOptions
+    async def _delete_collection(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        info: RequestInfo,
+        identity: Identity,
+        namespace: str,
+        options_body: Obj,
+        options: WriteOptions,
     ) -> web.Response:
         labels, fields = self._selectors(request, rt)
         deleted = []
+        warnings: list[str] = []
         for obj in self.store.items(rt.storage_key, namespace or None):
             if not self._matches(rt, obj, labels, fields):
                 continue
             meta = obj["metadata"]
-            result = self.api.delete(rt, meta.get("namespace", ""), meta["name"], options_body, options.dry_run)
+            attributes = self._attributes(request, rt, info, identity, "DELETE", meta["name"], options_body)
+            if rt.namespaced:
+                attributes.namespace = meta.get("namespace", "")
+            item_warnings: list[str] = []
+            try:
+                result = await self.webhooks.run(
+                    attributes,
+                    functools.partial(
+                        self.api.delete, rt, meta.get("namespace", ""), meta["name"], options_body, options.dry_run
+                    ),
+                    item_warnings,
+                )
+            except APIError as error:
+                if error.code == 404:
+                    continue  # deleted meanwhile, while an earlier item's webhooks answered
+                raise
+            finally:
+                warnings.extend(item_warnings)
             deleted.append(self.api._view(rt, obj) if result.obj.get("kind") == "Status" else result.obj)
         body = {
             "kind": rt.list_kind,
@@ -601,7 +724,7 @@ class LocalKube:
             "metadata": {"resourceVersion": str(self.store.rv)},
             "items": deleted,
         }
-        return self._respond(request, body)
+        return self._respond(request, body, 200, warnings)
 
     # -- non-resource paths ------------------------------------------------------------------
     async def _non_resource(self, request: web.Request, info: RequestInfo) -> web.Response:
@@ -668,8 +791,11 @@ class LocalKube:
         return web.Response(text=_dump(doc), content_type=JSON)
 
     # -- review APIs ----------------------------------------------------------------------------
-    async def _pod_action(self, request: web.Request, info: RequestInfo, rt: ResourceType) -> web.Response:
-        """POST pods/NAME/binding, bindings and pods/NAME/eviction."""
+    async def _pod_action(
+        self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity
+    ) -> web.Response:
+        """POST pods/NAME/binding, bindings and pods/NAME/eviction, admitted by webhooks as a
+        CREATE of their Eviction or Binding."""
         from localkube import pod_subresources
 
         if request.method != "POST":
@@ -678,13 +804,28 @@ class LocalKube:
         pdbs = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
         assert pods is not None and pdbs is not None
         body = await self._body(request, rt)
+        warnings: list[str] = []
+        if isinstance(body, dict):
+            default_version = "policy/v1" if info.subresource == "eviction" else "v1"
+            group, _, version = str(body.get("apiVersion") or default_version).rpartition("/")
+            kind = "Eviction" if info.subresource == "eviction" else "Binding"
+            name = info.name or str((body.get("metadata") or {}).get("name") or "")
+            attributes = self._attributes(request, rt, info, identity, "CREATE", name)
+            attributes.object_kind = {"group": group, "version": version, "kind": kind}
+            try:
+                body = await self.webhooks.admit_object(attributes, body, warnings)
+            except APIError as error:
+                response = self._status_response(error, request)
+                if warnings:
+                    response.headers["Warning"] = ", ".join(warning_header(w) for w in warnings)[:4096]
+                return response
         if info.subresource == "eviction":
             status = pod_subresources.evict(
                 self.api, pods, pdbs, info.namespace, info.name, body, write_options(request)
             )
         else:
             status = pod_subresources.bind(self.api, pods, info.namespace, info.name, body)
-        return self._respond(request, status, 201)
+        return self._respond(request, status, 201, warnings)
 
     async def _review(
         self, request: web.Request, info: RequestInfo, rt: ResourceType, identity: Identity
