@@ -12,10 +12,12 @@ from collections.abc import Sequence
 
 from karmada.version import __version__
 from kubectl_karmada.commands import basic, init, local, register, taint, token
+from kubectl_karmada.commands import completion, describe, get, promote, top, version
 from kubectl_karmada.flags import add_common
 
 PROG = "kubectl karmada"
 COMMAND_GROUPS = (basic, local, init, token, register, taint)
+COMMAND_GROUPS += (get, describe, top, promote, version, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""``version`` and ``validate``: commands that need no server."""
+"""``validate``: a command that needs no server."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from karmada.version import __version__
 
-PROG = "kubectl karmada"
 
 
 def add(commands: Any) -> None:
-    version = commands.add_parser("version", help="print the plugin's version")
-    version.set_defaults(run=_run_version)
     validate = commands.add_parser(
         "validate",
         help="check Karmada YAML (policies, overrides, clusters ...) without a server",
@@ -29,11 +25,6 @@ def add(commands: Any) -> None:
         "-f", "--filename", action="append", required=True, metavar="FILE", help="YAML file, or - for stdin"
     )
     validate.set_defaults(run=_run_validate)
-
-
-def _run_version(_: argparse.Namespace) -> int:
-    print(f"{PROG} {__version__}")
-    return 0
 
 
 def _read(name: str) -> str:
