@@ -11,8 +11,20 @@ import argparse
 from collections.abc import Sequence
 
 from karmada.version import __version__
-from kubectl_karmada.commands import basic, init, local, register, taint, token
-from kubectl_karmada.commands import completion, describe, get, promote, top, version
+from kubectl_karmada.commands import (
+    basic,
+    completion,
+    describe,
+    get,
+    init,
+    local,
+    promote,
+    register,
+    taint,
+    token,
+    top,
+    version,
+)
 from kubectl_karmada.flags import add_common
 
 PROG = "kubectl karmada"

@@ -28,7 +28,9 @@ CONTROL_PLANE_HELP = (
 )
 
 
-def add_common(parser: argparse.ArgumentParser, *, top: bool = False, kubeconfig_help: str = CONTROL_PLANE_HELP) -> None:
+def add_common(
+    parser: argparse.ArgumentParser, *, top: bool = False, kubeconfig_help: str = CONTROL_PLANE_HELP
+) -> None:
     """``--kubeconfig`` and ``--context``; a value after the subcommand wins."""
     default: Any = None if top else argparse.SUPPRESS
     parser.add_argument("--kubeconfig", default=default, metavar="PATH", help=kubeconfig_help)
@@ -51,7 +53,10 @@ def control_plane_kubeconfig(args: argparse.Namespace, *, announce: bool = True)
     if not sandbox.exists():
         return None
     if announce and not getattr(args, "_announced", False):
-        print(f"using the sandbox's control plane: {sandbox} (no --kubeconfig, $KUBECONFIG or ~/.kube/config)", file=sys.stderr)
+        print(
+            f"using the sandbox's control plane: {sandbox} (no --kubeconfig, $KUBECONFIG or ~/.kube/config)",
+            file=sys.stderr,
+        )
         args._announced = True
     return str(sandbox)
 

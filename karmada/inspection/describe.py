@@ -150,11 +150,8 @@ def describe_page(data: DescribeInput, now: datetime.datetime) -> str:
             for target in targets:
                 cluster = str(target.get("name", ""))
                 work = data.works.get(cluster)
-                work_name = (
-                    f"{(work.get('metadata') or {}).get('namespace', '')}/{(work.get('metadata') or {}).get('name', '')}"
-                    if work
-                    else "<none>"
-                )
+                work_meta = (work or {}).get("metadata") or {}
+                work_name = f"{work_meta.get('namespace', '')}/{work_meta.get('name', '')}" if work else "<none>"
                 applied, health, summary = _work_state(work)
                 rows.append([cluster, str(target.get("replicas", "")), work_name, applied, health, summary])
             lines.extend("  " + row for row in _align(rows))
@@ -171,7 +168,7 @@ def describe_page(data: DescribeInput, now: datetime.datetime) -> str:
                 [
                     str(event.get("type", "")),
                     str(event.get("reason", "")),
-                    f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}",
+                    _involved(involved),
                     _ago(_event_time(event), now),
                     str(source),
                     str(event.get("message", "")).replace("\n", " "),
@@ -179,6 +176,13 @@ def describe_page(data: DescribeInput, now: datetime.datetime) -> str:
             )
         lines.extend("  " + row for row in _align(rows))
     return "\n".join(lines) + "\n"
+
+
+def _involved(involved: Obj) -> str:
+    kind = str(involved.get("kind", "")).lower()
+    if kind == "work":  # the same Work name in every execution space: the namespace tells the cluster
+        return f"work/{involved.get('namespace', '')}/{involved.get('name', '')}"
+    return f"{kind}/{involved.get('name', '')}"
 
 
 def _align(rows: Sequence[Sequence[str]]) -> list[str]:

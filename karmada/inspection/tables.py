@@ -124,7 +124,8 @@ def objects_from_works(
         if cluster is None:
             continue
         statuses = {
-            (s.get("identifier") or {}).get("ordinal"): s for s in (work.get("status") or {}).get("manifestStatuses") or []
+            (s.get("identifier") or {}).get("ordinal"): s
+            for s in (work.get("status") or {}).get("manifestStatuses") or []
         }
         manifests = ((work.get("spec") or {}).get("workload") or {}).get("manifests") or []
         for ordinal, manifest in enumerate(manifests):
@@ -226,15 +227,33 @@ def _job(obj: Obj) -> list[Any]:
 
 # kind -> (column names after NAME and before AGE, their cells, wide columns, their cells)
 _PRINTERS: dict[str, tuple[list[str], Any, list[str], Any]] = {
-    "Deployment": (["Ready", "Up-to-date", "Available"], _deployment, ["Containers", "Images", "Selector"],
-                   lambda o: [*_wide_containers(o), _selector(o)]),
+    "Deployment": (
+        ["Ready", "Up-to-date", "Available"],
+        _deployment,
+        ["Containers", "Images", "Selector"],
+        lambda o: [*_wide_containers(o), _selector(o)],
+    ),
     "StatefulSet": (["Ready"], _statefulset, ["Containers", "Images"], _wide_containers),
-    "ReplicaSet": (["Desired", "Current", "Ready"], _replicaset, ["Containers", "Images", "Selector"],
-                   lambda o: [*_wide_containers(o), _selector(o)]),
-    "DaemonSet": (["Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector"], _daemonset,
-                  ["Containers", "Images", "Selector"], lambda o: [*_wide_containers(o), _selector(o)]),
-    "Service": (["Type", "Cluster-IP", "External-IP", "Port(s)"], _service, ["Selector"],
-                lambda o: [",".join(f"{k}={v}" for k, v in sorted(((o.get("spec") or {}).get("selector") or {}).items())) or "<none>"]),
+    "ReplicaSet": (
+        ["Desired", "Current", "Ready"],
+        _replicaset,
+        ["Containers", "Images", "Selector"],
+        lambda o: [*_wide_containers(o), _selector(o)],
+    ),
+    "DaemonSet": (
+        ["Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector"],
+        _daemonset,
+        ["Containers", "Images", "Selector"],
+        lambda o: [*_wide_containers(o), _selector(o)],
+    ),
+    "Service": (
+        ["Type", "Cluster-IP", "External-IP", "Port(s)"],
+        _service,
+        ["Selector"],
+        lambda o: [
+            ",".join(f"{k}={v}" for k, v in sorted(((o.get("spec") or {}).get("selector") or {}).items())) or "<none>"
+        ],
+    ),
     "ConfigMap": (["Data"], _configmap, [], lambda o: []),
     "Secret": (["Type", "Data"], _secret, [], lambda o: []),
     "Job": (["Completions"], _job, ["Containers", "Images"], _wide_containers),

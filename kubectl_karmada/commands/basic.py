@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 
-
-
 def add(commands: Any) -> None:
     validate = commands.add_parser(
         "validate",

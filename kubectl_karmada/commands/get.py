@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from karmada.kube import ClusterConfig, KubeClient
 
 Obj = dict[str, Any]
-TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+TABLE_ACCEPT = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+)
 DISCOVERY_ACCEPT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 SCOPES = ("karmada", "members", "all")
 
@@ -202,7 +204,9 @@ async def read_server(client: KubeClient, cluster: str, source: str, query: Quer
             for name in query.names:
                 try:
                     pieces.append(
-                        await client.execute(Request("GET", object_path(resource, query.namespace, name), accept=accept))
+                        await client.execute(
+                            Request("GET", object_path(resource, query.namespace, name), accept=accept)
+                        )
                     )
                 except KubeError as exc:
                     if not exc.not_found:
@@ -217,7 +221,7 @@ async def read_server(client: KubeClient, cluster: str, source: str, query: Quer
         if exc.not_found and not query.names:
             result.table, result.objects = ({"rows": []} if query.table else None), [] if not query.table else None
             return result
-        result.error = exc.message if exc.status else exc.message
+        result.error = exc.message
         return result
     if query.table:
         rows: list[Obj] = []
@@ -265,7 +269,9 @@ async def read_works(client: KubeClient, cluster: str, query: Query) -> Result:
         objects = [o for o in objects if o["metadata"].get("name") in query.names]
     found = {o["metadata"].get("name") for o in objects}
     missing = [n for n in query.names if n not in found]
-    result = Result(cluster, "work-status", missing=missing, resource_version=str(listed["metadata"].get("resourceVersion", "")))
+    result = Result(
+        cluster, "work-status", missing=missing, resource_version=str(listed["metadata"].get("resourceVersion", ""))
+    )
     if query.table:
         result.table = work_table(objects, query.resource.kind, datetime.datetime.now(datetime.UTC))
     else:
@@ -287,7 +293,10 @@ def _split_type(args: argparse.Namespace) -> tuple[str, list[str]]:
     names = list(args.names)
     if name:
         if names:
-            raise CommandError("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+            raise CommandError(
+                "there is no need to specify a resource type as a separate argument "
+                "when passing arguments in resource/name form"
+            )
         names = [name]
     return kind, names
 
@@ -343,8 +352,10 @@ def _run_get(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         if args.output not in ("", "wide", "json", "yaml", "name") and not args.output.startswith("jsonpath="):
-            raise CommandError(f'unable to match a printer suitable for the output format "{args.output}", '
-                               "allowed formats are: json,jsonpath,name,wide,yaml")
+            raise CommandError(
+                f'unable to match a printer suitable for the output format "{args.output}", '
+                "allowed formats are: json,jsonpath,name,wide,yaml"
+            )
         try:
             parse_selector(args.selector)
         except SelectorError as exc:
@@ -405,9 +416,22 @@ async def watch(
     from karmada.kube.resources import WORKS
 
     tables = _tables(results)
-    definitions = next((t.table.get("columnDefinitions") for t in tables if t.source != "work-status" and t.table.get("columnDefinitions")), None)
-    definitions = definitions or next((t.table.get("columnDefinitions") for t in tables if t.table.get("columnDefinitions")), None)
-    base = [MemberTable("", "karmada" if definitions is None else "member", {"columnDefinitions": definitions or [], "rows": []})]
+    definitions = next(
+        (
+            t.table.get("columnDefinitions")
+            for t in tables
+            if t.source != "work-status" and t.table.get("columnDefinitions")
+        ),
+        None,
+    )
+    definitions = definitions or next(
+        (t.table.get("columnDefinitions") for t in tables if t.table.get("columnDefinitions")), None
+    )
+    base = [
+        MemberTable(
+            "", "karmada" if definitions is None else "member", {"columnDefinitions": definitions or [], "rows": []}
+        )
+    ]
     show_source = "SOURCE" in header
     widths = [len(h) for h in header]
     lock = asyncio.Lock()
@@ -433,14 +457,22 @@ async def watch(
         version = result.resource_version
         while True:
             try:
-                async for kind, obj in target.watch(resource, query.namespace, resource_version=version, params=params, accept=TABLE_ACCEPT):
+                async for kind, obj in target.watch(
+                    resource, query.namespace, resource_version=version, params=params, accept=TABLE_ACCEPT
+                ):
                     if kind == "BOOKMARK":
                         version = str((obj.get("metadata") or {}).get("resourceVersion", version))
                         continue
                     rows = obj.get("rows") or []
                     for row in rows:
                         version = str(((row.get("object") or {}).get("metadata") or {}).get("resourceVersion", version))
-                    await emit(MemberTable(result.cluster, result.source, {"columnDefinitions": definitions or obj.get("columnDefinitions") or [], "rows": rows}))
+                    await emit(
+                        MemberTable(
+                            result.cluster,
+                            result.source,
+                            {"columnDefinitions": definitions or obj.get("columnDefinitions") or [], "rows": rows},
+                        )
+                    )
             except KubeError as exc:
                 if exc.gone:
                     version = ""
@@ -458,11 +490,22 @@ async def watch(
                     if kind not in ("ADDED", "MODIFIED", "DELETED"):
                         continue
                     work["metadata"].setdefault("namespace", execution_space(result.cluster))
-                    objects = objects_from_works([work], query.resource.group, query.resource.kind,
-                                                 namespace=query.namespace if query.resource.namespaced else None,
-                                                 name=query.names[0] if query.names else None, selector=selector)
+                    objects = objects_from_works(
+                        [work],
+                        query.resource.group,
+                        query.resource.kind,
+                        namespace=query.namespace if query.resource.namespaced else None,
+                        name=query.names[0] if query.names else None,
+                        selector=selector,
+                    )
                     if objects:
-                        await emit(MemberTable(result.cluster, "work-status", work_table(objects, query.resource.kind, datetime.datetime.now(datetime.UTC))))
+                        await emit(
+                            MemberTable(
+                                result.cluster,
+                                "work-status",
+                                work_table(objects, query.resource.kind, datetime.datetime.now(datetime.UTC)),
+                            )
+                        )
             except KubeError as exc:
                 if exc.gone:
                     version = ""
