@@ -28,8 +28,7 @@ from kubectl_karmada.commands import (
 from kubectl_karmada.flags import add_common
 
 PROG = "kubectl karmada"
-COMMAND_GROUPS = (basic, local, init, token, register, taint)
-COMMAND_GROUPS += (get, describe, top, promote, version, completion)
+COMMAND_GROUPS = (basic, local, init, token, register, taint, get, describe, top, promote, version, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -64,7 +64,7 @@ def test_resolve_type(argument: str, plural: str) -> None:
 
 
 def test_unknown_type() -> None:
-    with pytest.raises(TypeError_, match='the server doesn\'t have a resource type "deploy.v2.apps"'):
+    with pytest.raises(TypeError_, match=r'the server doesn\'t have a resource type "deploy\.v2\.apps"'):
         resolve_type("deploy.v2.apps", TYPES)
 
 
@@ -91,7 +91,15 @@ def test_bad_selector() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(5, "5s"), (119, "119s"), (200, "3m20s"), (600, "10m"), (3 * 3600 + 60, "3h1m"), (30 * 3600, "30h"), (3 * 86400, "3d")],
+    [
+        (5, "5s"),
+        (119, "119s"),
+        (200, "3m20s"),
+        (600, "10m"),
+        (3 * 3600 + 60, "3h1m"),
+        (30 * 3600, "30h"),
+        (3 * 86400, "3d"),
+    ],
 )
 def test_human_duration(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
@@ -99,14 +107,14 @@ def test_human_duration(seconds: int, text: str) -> None:
 
 NOW = datetime.datetime(2026, 1, 1, 0, 10, tzinfo=datetime.UTC)
 WORK = {
-    "metadata": {"name": "nginx-687f7fb96f", "namespace": "karmada-es-member1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "metadata": {"name": "nginx-687f7fb96f", "namespace": "karmada-es-member1", "creationTimestamp": "2026-01-01T00:00:00Z"},  # noqa: E501
     "spec": {"workload": {"manifests": [
         {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": "nginx", "namespace": "default", "labels": {"app": "nginx", "karmada.io/managed": "true"}},
+         "metadata": {"name": "nginx", "namespace": "default", "labels": {"app": "nginx", "karmada.io/managed": "true"}},  # noqa: E501
          "spec": {"replicas": 2}},
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nginx", "namespace": "default"}},
     ]}},
-    "status": {"manifestStatuses": [{"identifier": {"ordinal": 0}, "status": {"readyReplicas": 1, "updatedReplicas": 2}}]},
+    "status": {"manifestStatuses": [{"identifier": {"ordinal": 0}, "status": {"readyReplicas": 1, "updatedReplicas": 2}}]},  # noqa: E501
 }  # fmt: skip
 
 
@@ -115,7 +123,10 @@ def test_objects_and_rows_from_work_status() -> None:
     assert len(objects) == 1 and objects[0]["status"] == {"readyReplicas": 1, "updatedReplicas": 2}
     assert objects[0]["metadata"]["annotations"]["resource.karmada.io/cached-from-cluster"] == "member1"
     assert objects_from_works([WORK], "apps", "Deployment", namespace="other", name=None, selector=[]) == []
-    assert objects_from_works([WORK], "apps", "Deployment", namespace=None, name=None, selector=parse_selector("app=x")) == []
+    assert (
+        objects_from_works([WORK], "apps", "Deployment", namespace=None, name=None, selector=parse_selector("app=x"))
+        == []
+    )
     table = work_table(objects, "Deployment", NOW)
     assert table["rows"][0]["cells"][:5] == ["nginx", "1/2", 2, 0, "10m"]
     header, rows = merge_tables([MemberTable("member1", "work-status", table)])
@@ -127,10 +138,13 @@ def test_merge_maps_work_rows_into_member_columns() -> None:
     member = {
         "columnDefinitions": [{"name": "Name", "priority": 0}, {"name": "Ready", "priority": 0},
                               {"name": "Age", "priority": 0}, {"name": "Images", "priority": 1}],
-        "rows": [{"cells": ["nginx", "4/4", "1m", "nginx:1.25"], "object": {"metadata": {"name": "nginx", "namespace": "default"}}}],
+        "rows": [{"cells": ["nginx", "4/4", "1m", "nginx:1.25"], "object": {"metadata": {"name": "nginx", "namespace": "default"}}}],  # noqa: E501
     }  # fmt: skip
     objects = objects_from_works([WORK], "apps", "Deployment", namespace="default", name=None, selector=[])
-    tables = [MemberTable("member2", "member", member), MemberTable("member1", "work-status", work_table(objects, "Deployment", NOW))]
+    tables = [
+        MemberTable("member2", "member", member),
+        MemberTable("member1", "work-status", work_table(objects, "Deployment", NOW)),
+    ]
     header, rows = merge_tables(tables, with_namespace=True)
     assert header == ["NAMESPACE", "NAME", "CLUSTER", "READY", "AGE", "SOURCE", "ADOPTION"]
     assert [r.cells for r in rows] == [
@@ -138,7 +152,9 @@ def test_merge_maps_work_rows_into_member_columns() -> None:
         ["default", "nginx", "member1", "1/2", "10m", "work-status", "Y"],
     ]
     header, rows = merge_tables(tables, wide=True)
-    assert header[-3:] == ["IMAGES", "SOURCE", "ADOPTION"] and rows[1].cells[-3] == ""  # the work printer fills Images (none here)
+    assert (
+        header[-3:] == ["IMAGES", "SOURCE", "ADOPTION"] and rows[1].cells[-3] == ""
+    )  # the work printer fills Images (none here)
 
 
 def test_promotion() -> None:
@@ -154,7 +170,11 @@ def test_promotion() -> None:
         "annotations": {"work.karmada.io/conflict-resolution": "overwrite"},
     }
     assert policy["kind"] == "PropagationPolicy" and policy["metadata"]["namespace"] == "ns-foo"
-    cluster_scoped = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:x"}}
+    cluster_scoped = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "system:x"},
+    }
     _, cpp = promotion(cluster_scoped, "member1")
     assert cpp["kind"] == "ClusterPropagationPolicy" and cpp["metadata"]["name"].startswith("system.x-")
 

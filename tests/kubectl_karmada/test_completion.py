@@ -18,7 +18,10 @@ def test_bash_script_parses_and_completes_commands() -> None:
     checked = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr
     # the function bash calls for kubectl-karmada offers the subcommands after the program name
-    probe = script + '\nCOMP_WORDS=(kubectl-karmada ge); COMP_CWORD=1; COMP_LINE="kubectl-karmada ge"; COMP_POINT=${#COMP_LINE}\n'
+    probe = (
+        script
+        + '\nCOMP_WORDS=(kubectl-karmada ge); COMP_CWORD=1; COMP_LINE="kubectl-karmada ge"; COMP_POINT=${#COMP_LINE}\n'
+    )
     probe += "_shtab_kubectl_karmada kubectl-karmada ge kubectl-karmada; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
     offered = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=False)
     assert "get" in offered.stdout.split(), offered.stdout + offered.stderr

@@ -21,7 +21,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 def _sh(sandbox: LocalSandbox, line: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", "-c", line], capture_output=True, text=True, env=env or sandbox.env, timeout=180, cwd=REPO_ROOT
+        ["bash", "-c", line],
+        capture_output=True,
+        text=True,
+        env=env or sandbox.env,
+        timeout=180,
+        cwd=REPO_ROOT,
+        check=False,
     )
 
 
@@ -45,7 +51,9 @@ def test_newcomer_needs_no_kubeconfig_flag(tmp_path: Path) -> None:
             return [r for r in table(got.stdout)[1:] if r[0] == "default"]
 
         wait_until(
-            lambda: [(r[1], r[2], r[3]) for r in listed()] == [("nginx", "member1", "2/2"), ("nginx", "member2", "4/4")],
+            lambda: (
+                [(r[1], r[2], r[3]) for r in listed()] == [("nginx", "member1", "2/2"), ("nginx", "member2", "4/4")]
+            ),
             "nginx listed in member1 (2/2) and member2 (4/4)",
             60,
             last=listed,

@@ -34,8 +34,24 @@ def test_one_page_about_a_template(sandbox: LocalSandbox) -> None:
     assert "  Replica Scheduling:  Divided, Weighted (static weights member1=1 member2=2)" in text
     clusters = text.split("Clusters:\n", 1)[1].split("Events:", 1)[0].splitlines()
     assert clusters[0].split() == ["CLUSTER", "REPLICAS", "WORK", "APPLIED", "HEALTH", "STATUS"]
-    assert clusters[1].split() == ["member1", "2", "karmada-es-member1/nginx-687f7fb96f", "True", "Healthy", "ready", "2/2"]
-    assert clusters[2].split() == ["member2", "4", "karmada-es-member2/nginx-687f7fb96f", "True", "Healthy", "ready", "4/4"]
+    assert clusters[1].split() == [
+        "member1",
+        "2",
+        "karmada-es-member1/nginx-687f7fb96f",
+        "True",
+        "Healthy",
+        "ready",
+        "2/2",
+    ]
+    assert clusters[2].split() == [
+        "member2",
+        "4",
+        "karmada-es-member2/nginx-687f7fb96f",
+        "True",
+        "Healthy",
+        "ready",
+        "4/4",
+    ]
     events = text.split("Events:\n", 1)[1]
     for reason, involved in (
         ("ApplyPolicySucceed", "deployment/nginx"),

@@ -8,6 +8,7 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
@@ -23,12 +24,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
     home = tmp_path_factory.mktemp("home")
     for running in sandbox_at(home):
+        listed = partial(ok, running, "get", "deploy", "nginx", "--all-clusters")
         running.karmada("apply", "-f", str(REPO_ROOT / "examples" / "static-weight"))
         wait_until(
-            lambda: [r[2] for r in table(ok(running, "get", "deploy", "nginx", "--all-clusters"))[1:]] == ["2/2", "4/4"],
+            lambda: [r[2] for r in table(listed())[1:]] == ["2/2", "4/4"],  # noqa: B023 (called within the loop)
             "nginx 2/2 in member1 and 4/4 in member2",
             60,
-            last=lambda: ok(running, "get", "deploy", "nginx", "--all-clusters"),
+            last=listed,
         )
         yield running
 
@@ -38,7 +40,10 @@ def test_members_table_has_cluster_and_adoption(sandbox: LocalSandbox) -> None:
     assert result.returncode == 0
     rows = table(result.stdout)
     assert rows[0] == ["NAME", "CLUSTER", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "ADOPTION"]
-    assert [(r[0], r[1], r[2], r[-1]) for r in rows[1:]] == [("nginx", "member1", "2/2", "Y"), ("nginx", "member2", "4/4", "Y")]
+    assert [(r[0], r[1], r[2], r[-1]) for r in rows[1:]] == [
+        ("nginx", "member1", "2/2", "Y"),
+        ("nginx", "member2", "4/4", "Y"),
+    ]
     # the sandbox is the default control plane, and the plugin says so
     assert "using the sandbox's control plane" in result.stderr and "karmada.config" in result.stderr
 
@@ -56,7 +61,7 @@ def test_all_namespaces_and_unmanaged_objects(sandbox: LocalSandbox) -> None:
     members(sandbox, "member3", "create", "configmap", "local-only", "--from-literal=a=b")
     rows = table(ok(sandbox, "get", "configmap", "-A", "-C", "member3"))
     assert rows[0][:3] == ["NAMESPACE", "NAME", "CLUSTER"] and rows[0][-1] == "ADOPTION"
-    assert ["default", "local-only", "member3", "1"] == rows[[r[1] for r in rows].index("local-only")][:4]
+    assert rows[[r[1] for r in rows].index("local-only")][:4] == ["default", "local-only", "member3", "1"]
     assert rows[[r[1] for r in rows].index("local-only")][-1] == "N"
 
 
@@ -69,7 +74,9 @@ def test_rows_from_work_status_say_so(sandbox: LocalSandbox, tmp_path: object) -
         ("member1", "2/2", "work-status", "Y"),
         ("member2", "4/4", "work-status", "Y"),
     ]
-    obj = json.loads(ok(sandbox, "get", "deploy", "nginx", "-C", "member2", "--members-kubeconfig", str(empty), "-o", "json"))
+    obj = json.loads(
+        ok(sandbox, "get", "deploy", "nginx", "-C", "member2", "--members-kubeconfig", str(empty), "-o", "json")
+    )
     assert obj["kind"] == "Deployment" and obj["spec"]["replicas"] == 4 and obj["status"]["readyReplicas"] == 4
     annotations = obj["metadata"]["annotations"]
     assert annotations["resource.karmada.io/cached-from-cluster"] == "member2"
@@ -79,12 +86,16 @@ def test_rows_from_work_status_say_so(sandbox: LocalSandbox, tmp_path: object) -
 def test_structured_outputs(sandbox: LocalSandbox) -> None:
     listed = json.loads(ok(sandbox, "get", "deploy", "--all-clusters", "-o", "json"))
     assert listed["kind"] == "List"
-    assert [(i["metadata"]["annotations"]["resource.karmada.io/cached-from-cluster"], i["spec"]["replicas"]) for i in listed["items"]] == [
+    assert [
+        (i["metadata"]["annotations"]["resource.karmada.io/cached-from-cluster"], i["spec"]["replicas"])
+        for i in listed["items"]
+    ] == [
         ("member1", 2),
         ("member2", 4),
     ]
     assert ok(sandbox, "get", "deploy", "-C", "member1", "-o", "name") == "deployment.apps/nginx\n"
-    path = "jsonpath={range .items[*]}{.metadata.annotations['resource.karmada.io/cached-from-cluster']}={.spec.replicas} {end}"
+    cluster = "{.metadata.annotations['resource.karmada.io/cached-from-cluster']}"
+    path = f"jsonpath={{range .items[*]}}{cluster}={{.spec.replicas}} {{end}}"
     assert ok(sandbox, "get", "deploy", "--all-clusters", "-o", path).split() == ["member1=2", "member2=4"]
     assert "kind: Deployment" in ok(sandbox, "get", "deploy", "nginx", "-C", "member1", "-o", "yaml")
     wide = table(ok(sandbox, "get", "deploy", "--all-clusters", "-o", "wide"))
@@ -105,7 +116,10 @@ def test_selectors_and_empty_results(sandbox: LocalSandbox) -> None:
     [
         (("get", "foo", "--all-clusters"), 'error: the server doesn\'t have a resource type "foo"'),
         (("get", "deploy", "-C", "nope"), "error: clusters don't exist: nope"),
-        (("get", "deploy", "missing", "--all-clusters"), 'Error from server (NotFound): deployments.apps "missing" not found'),
+        (
+            ("get", "deploy", "missing", "--all-clusters"),
+            'Error from server (NotFound): deployments.apps "missing" not found',
+        ),
         (("get", "deploy", "-o", "table"), 'error: unable to match a printer suitable for the output format "table"'),
         (("get", "pods", "-l", "a in b", "-C", "member1"), "error: unable to parse requirement"),
     ],

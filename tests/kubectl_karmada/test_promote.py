@@ -17,13 +17,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
-    yield from sandbox_at(tmp_path_factory.mktemp("home"), ".karmada-local", "--members", "2", "--nodes-per-member", "1")
+    yield from sandbox_at(
+        tmp_path_factory.mktemp("home"), ".karmada-local", "--members", "2", "--nodes-per-member", "1"
+    )
 
 
 def test_promote_adopts_the_member_object(sandbox: LocalSandbox) -> None:
     members(sandbox, "member2", "create", "deployment", "web", "--image=nginx:1.25", "--replicas=2")
     assert table(ok(sandbox, "get", "deploy", "web", "-C", "member2"))[1][-1] == "N"
-    dry = list(yaml.safe_load_all(ok(sandbox, "promote", "deploy", "web", "-n", "default", "-C", "member2", "--dry-run")))
+    dry = list(
+        yaml.safe_load_all(ok(sandbox, "promote", "deploy", "web", "-n", "default", "-C", "member2", "--dry-run"))
+    )
     template, policy = dry[0]["items"]
     assert template["metadata"]["annotations"]["work.karmada.io/conflict-resolution"] == "overwrite"
     assert "status" not in template and "resourceVersion" not in template["metadata"]
@@ -50,13 +54,19 @@ def test_promote_adopts_the_member_object(sandbox: LocalSandbox) -> None:
     assert adopted["metadata"]["labels"]["karmada.io/managed"] == "true"
     assert sandbox.get("member1", "deployment", "web") is None
     again = plugin(sandbox, "promote", "deploy", "web", "-C", "member2")
-    assert again.returncode == 1 and "error: Deployment web in cluster(member2) is already managed by Karmada" in again.stderr
+    assert (
+        again.returncode == 1
+        and "error: Deployment web in cluster(member2) is already managed by Karmada" in again.stderr
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("promote", "deploy", "ghost", "-C", "member1"), "error: deployments.apps default/ghost doesn't exist in cluster(member1)"),
+        (
+            ("promote", "deploy", "ghost", "-C", "member1"),
+            "error: deployments.apps default/ghost doesn't exist in cluster(member1)",
+        ),
         (("promote", "deploy", "web", "-C", "nope"), "error: clusters don't exist: nope"),
         (("promote", "deploy", "-C", "member1"), "error: you must specify the name of the object to promote"),
     ],

@@ -17,8 +17,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
     # two members of 2 nodes with 4 CPUs, 8Gi and 10 pods each
     yield from sandbox_at(
-        tmp_path_factory.mktemp("home"), ".karmada-local", "--members", "2", "--nodes-per-member", "2",
-        "--node-cpu", "4", "--node-memory", "8Gi", "--node-pods", "10",
+        tmp_path_factory.mktemp("home"),
+        ".karmada-local",
+        "--members",
+        "2",
+        "--nodes-per-member",
+        "2",
+        "--node-cpu",
+        "4",
+        "--node-memory",
+        "8Gi",
+        "--node-pods",
+        "10",
     )
 
 
