@@ -68,6 +68,28 @@ def control_plane(args: argparse.Namespace) -> ClusterConfig:
     return from_kubeconfig(control_plane_kubeconfig(args), getattr(args, "context", None))
 
 
+def namespace_of(args: argparse.Namespace) -> str:
+    """``-n``, else the namespace of the kubeconfig context in use, else ``default`` (kubectl's rule)."""
+    import yaml
+
+    given = getattr(args, "namespace", None)
+    if given:
+        return str(given)
+    path = control_plane_kubeconfig(args, announce=False)
+    if path is None:
+        env = os.environ.get("KUBECONFIG", "")
+        path = env.split(os.pathsep)[0] if env else str(Path.home() / ".kube" / "config")
+    try:
+        data = yaml.safe_load(Path(path).expanduser().read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return "default"
+    name = getattr(args, "context", None) or data.get("current-context")
+    for entry in data.get("contexts") or []:
+        if entry.get("name") == name:
+            return str((entry.get("context") or {}).get("namespace") or "default")
+    return "default"
+
+
 __all__ = [
     "add_common",
     "add_output",
@@ -75,6 +97,8 @@ __all__ = [
     "control_plane",
     "control_plane_kubeconfig",
     "duration",
+    "namespace_of",
+    "progress",
     "sandbox_kubeconfig",
     "timeout_duration",
 ]
@@ -91,6 +115,12 @@ def add_output(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> Non
     )
 
 
+def progress(line: str) -> None:
+    """What a long command is waiting for: on stderr, and only on a terminal."""
+    if sys.stderr.isatty():
+        print(line, file=sys.stderr, flush=True)
+
+
 def timeout_duration(text: str) -> float:
     """kubectl's ``--timeout`` (``30s``, ``2m``, ``0``), and a bare number of seconds as earlier releases took."""
     try:
@@ -99,15 +129,15 @@ def timeout_duration(text: str) -> float:
         return duration(text)
 
 
-def add_wait(parser: argparse.ArgumentParser, what: str, default_timeout: float) -> None:
+def add_wait(parser: argparse.ArgumentParser, what: str, default_timeout: float, *, wait: bool = True) -> None:
     """kubectl's ``--wait`` (true/false, bare = true) and ``--timeout`` (a duration, 0 = no limit)."""
     parser.add_argument(
         "--wait",
         nargs="?",
         const="true",
-        default="true",
+        default="true" if wait else "false",
         choices=("true", "false"),
-        help=f"wait for {what} (true)",
+        help=f"wait for {what} ({'true' if wait else 'false'})",
     )
     parser.add_argument(
         "--timeout",

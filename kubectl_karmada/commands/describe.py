@@ -9,7 +9,7 @@ import datetime
 from typing import Any
 
 from kubectl_karmada.errors import CommandError, run_async
-from kubectl_karmada.flags import add_common, control_plane
+from kubectl_karmada.flags import add_common, control_plane, namespace_of
 
 Obj = dict[str, Any]
 
@@ -30,7 +30,7 @@ def add(commands: Any) -> None:
     add_common(parser)
     parser.add_argument("type", metavar="TYPE[/NAME]")
     parser.add_argument("name", nargs="?", metavar="NAME")
-    parser.add_argument("-n", "--namespace", metavar="NS", help="namespace (default)")
+    parser.add_argument("-n", "--namespace", metavar="NS", help="namespace (default: the context's, else default)")
     parser.set_defaults(run=_run_describe)
 
 
@@ -60,7 +60,7 @@ def _run_describe(args: argparse.Namespace) -> int:
                 resource = resolve_type(kind_arg, await resource_types(client))
             except TypeError_ as exc:
                 raise CommandError(str(exc)) from None
-            namespace = (args.namespace or "default") if resource.namespaced else None
+            namespace = namespace_of(args) if resource.namespaced else None
             template = await client.get_or_none(to_resource(resource), name, namespace)
             if template is None:
                 raise CommandError(f'{resource.qualified} "{name}" not found')

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubectl_karmada.errors import CommandError, run_async
-from kubectl_karmada.flags import add_common, add_output, control_plane, control_plane_kubeconfig
+from kubectl_karmada.flags import add_common, add_output, control_plane, control_plane_kubeconfig, namespace_of
 
 if TYPE_CHECKING:
     from karmada.inspection import MemberTable, ResourceType
@@ -369,7 +369,7 @@ def _run_get(args: argparse.Namespace) -> int:
                 raise CommandError(str(exc)) from None
             namespace = None
             if resource.namespaced and not args.all_namespaces:
-                namespace = args.namespace or "default"
+                namespace = namespace_of(args)
             if args.all_namespaces and names:
                 raise CommandError("a resource cannot be retrieved by name across all namespaces")
             table = args.output in ("", "wide")

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from kubectl_karmada.errors import CommandError, run_async
-from kubectl_karmada.flags import add_common, add_output, control_plane
+from kubectl_karmada.flags import add_common, add_output, add_wait, control_plane, namespace_of, progress
 
 
 def add(commands: Any) -> None:
@@ -30,7 +30,7 @@ def add(commands: Any) -> None:
     add_common(parser)
     parser.add_argument("type", metavar="TYPE[/NAME]")
     parser.add_argument("name", nargs="?", metavar="NAME")
-    parser.add_argument("-n", "--namespace", metavar="NS", help="namespace (default)")
+    parser.add_argument("-n", "--namespace", metavar="NS", help="namespace (default: the context's, else default)")
     parser.add_argument("-C", "--cluster", required=True, metavar="CLUSTER", help="the member the object runs in")
     parser.add_argument("--policy-name", default="", help="name of the policy (default: Karmada's generated name)")
     parser.add_argument(
@@ -40,7 +40,30 @@ def add(commands: Any) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would be created, change nothing")
     add_output(parser, ("yaml", "json"))
+    add_wait(parser, "the member's object to be taken over (its Work Applied)", 60.0, wait=False)
     parser.set_defaults(run=_run_promote)
+
+
+async def _wait_applied(client: Any, work: str, namespace: str, timeout: float) -> None:
+    """Until the Work's ``Applied`` condition is True; its message when the member refused it."""
+    import asyncio
+    import time
+
+    from karmada.kube.resources import WORKS
+
+    deadline = time.monotonic() + timeout if timeout else None
+    progress(f"waiting for Work {namespace}/{work} to be applied in the member")
+    while True:
+        found = await client.get_or_none(WORKS, work, namespace)
+        conditions = ((found or {}).get("status") or {}).get("conditions") or []
+        applied = next((c for c in conditions if c.get("type") == "Applied"), None)
+        if applied and applied.get("status") == "True":
+            return
+        if applied and applied.get("status") == "False":
+            raise CommandError(f"Work {namespace}/{work} failed to apply: {applied.get('message', '')}")
+        if deadline is not None and time.monotonic() > deadline:
+            raise CommandError(f"timed out waiting for Work {namespace}/{work} to be applied")
+        await asyncio.sleep(0.5)
 
 
 def _run_promote(args: argparse.Namespace) -> int:
@@ -70,7 +93,7 @@ def _run_promote(args: argparse.Namespace) -> int:
                     f"cluster({args.cluster}) is not reachable from here: promote reads the object from the member "
                     f"(give --members-kubeconfig with a context named {args.cluster})"
                 )
-            namespace = (args.namespace or "default") if resource.namespaced else None
+            namespace = namespace_of(args) if resource.namespaced else None
             target = to_resource(resource)
             async with KubeClient(config, timeout=15) as member:
                 found = await member.get_or_none(target, name, namespace)
@@ -109,6 +132,12 @@ def _run_promote(args: argparse.Namespace) -> int:
             # the policy first: a template with no policy would be claimed by whatever else matches it
             await client.create(policy_resource, policy, namespace)
             await client.create(target, template, namespace)
+            if args.wait == "true":
+                from karmada.api.names import execution_space, work_name
+
+                await _wait_applied(
+                    client, work_name(resource.kind, name, namespace or ""), execution_space(args.cluster), args.timeout
+                )
         if not args.output:
             print(f"ResourceTemplate ({where}{name}) is created successfully")
             print(f"{policy['kind']} ({where}{policy_name}) is created successfully")

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from kubectl_karmada.errors import CommandError, run_async
-from kubectl_karmada.flags import add_common, control_plane
+from kubectl_karmada.flags import add_common, control_plane, namespace_of
 
 Obj = dict[str, Any]
 
@@ -38,7 +38,7 @@ def add(commands: Any) -> None:
     add_common(pods)
     pods.add_argument("name", nargs="?", metavar="NAME")
     add_cluster_flags(pods)
-    pods.add_argument("-n", "--namespace", metavar="NS", help="namespace (default)")
+    pods.add_argument("-n", "--namespace", metavar="NS", help="namespace (default: the context's, else default)")
     pods.add_argument("-A", "--all-namespaces", action="store_true")
     pods.add_argument("-l", "--selector", default="", metavar="SELECTOR")
     pods.set_defaults(run=_run_pods)
@@ -93,7 +93,7 @@ def _run_pods(args: argparse.Namespace) -> int:
         async with KubeClient(control_plane(args)) as client:
             members = members_access(args, client.config)
             names = await cluster_names(client, args)
-        namespace = None if args.all_namespaces else (args.namespace or "default")
+        namespace = None if args.all_namespaces else namespace_of(args)
         failed = False
         rows: list[list[str]] = []
 

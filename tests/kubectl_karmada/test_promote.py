@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from tests.examples.sandbox import LocalSandbox, sandbox_at, wait_until
+from tests.examples.sandbox import LocalSandbox, sandbox_at
 from tests.kubectl_karmada.inspection_helpers import members, ok, plugin, table
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -39,17 +39,14 @@ def test_promote_adopts_the_member_object(sandbox: LocalSandbox) -> None:
         "preserveResourcesOnDeletion": True,
     }
     assert sandbox.get(None, "deployment", "web") is None, "--dry-run changes nothing"
-    out = ok(sandbox, "promote", "deploy", "web", "-C", "member2")
+    out = ok(sandbox, "promote", "deploy", "web", "-C", "member2", "--wait", "--timeout", "60s")
     assert out.splitlines() == [
         "ResourceTemplate (default/web) is created successfully",
         "PropagationPolicy (default/web-6d7f8d5f5b) is created successfully",
         'Resource "deployments.apps"(default/web) is promoted successfully',
     ]
-    wait_until(
-        lambda: table(ok(sandbox, "get", "deploy", "web", "-C", "member2"))[1][-1] == "Y",
-        "the member's web Deployment managed by Karmada",
-        45,
-    )
+    # --wait returned once the Work was applied: the member's object is Karmada's now
+    assert table(ok(sandbox, "get", "deploy", "web", "-C", "member2"))[1][-1] == "Y"
     adopted = json.loads(members(sandbox, "member2", "get", "deploy", "web", "-o", "json"))
     assert adopted["metadata"]["labels"]["karmada.io/managed"] == "true"
     assert sandbox.get("member1", "deployment", "web") is None
