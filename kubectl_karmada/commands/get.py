@@ -5,7 +5,9 @@ Where each cluster's rows come from, in this order:
 1. the member's own API server, through a kubeconfig context named after the
    cluster: ``--members-kubeconfig``, or, when the control plane in use is the
    sandbox's, the sandbox's ``members.config``;
-2. otherwise the Works in ``karmada-es-<cluster>`` on the control plane: the
+2. for a Push cluster, its API server as Karmada's control plane reaches it:
+   ``spec.apiEndpoint`` with the token and CA of the Secret ``spec.secretRef``;
+3. otherwise the Works in ``karmada-es-<cluster>`` on the control plane: the
    manifests Karmada sent with the status the agent reported (pull-mode members
    are not reachable from the control plane: there is no cluster proxy yet).
 
@@ -22,7 +24,7 @@ import asyncio
 import datetime
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,17 +97,54 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
 
 @dataclass
 class Members:
-    """How each member is read: a kubeconfig context of its name, or (None) its Work status."""
+    """How each member is read: a kubeconfig context of its name, the credentials of a Push
+    cluster's ``spec.secretRef``, or (None) its Work status."""
 
     kubeconfig: Path | None
     contexts: set[str]
+    push: dict[str, ClusterConfig] = field(default_factory=dict)
 
     def config_for(self, cluster: str) -> ClusterConfig | None:
         from karmada.kube import from_kubeconfig
 
-        if self.kubeconfig is None or cluster not in self.contexts:
-            return None
-        return from_kubeconfig(self.kubeconfig, cluster)
+        if self.kubeconfig is not None and cluster in self.contexts:
+            return from_kubeconfig(self.kubeconfig, cluster)
+        return self.push.get(cluster)
+
+
+async def member_access(args: argparse.Namespace, client: KubeClient) -> Members:
+    """:func:`members_access`, plus Push clusters reached as Karmada's control plane reaches them:
+    ``spec.apiEndpoint`` with the ``token`` and ``caBundle`` of the Secret ``spec.secretRef`` names."""
+    import base64
+
+    from karmada.kube import ClusterConfig, Credentials, KubeError
+    from karmada.kube.resources import CLUSTERS, SECRETS
+
+    members = members_access(args, client.config)
+    for cluster in (await client.list(CLUSTERS)).get("items") or []:
+        spec = cluster.get("spec") or {}
+        ref = spec.get("secretRef") or {}
+        name = cluster["metadata"]["name"]
+        if (
+            spec.get("syncMode") != "Push"
+            or not ref.get("name")
+            or not spec.get("apiEndpoint")
+            or name in members.contexts
+        ):
+            continue
+        try:
+            secret = await client.get(SECRETS, ref["name"], ref.get("namespace") or "karmada-cluster")
+        except KubeError:
+            continue  # unreadable credentials: the Work status still answers
+        data = secret.get("data") or {}
+        members.push[name] = ClusterConfig(
+            server=str(spec["apiEndpoint"]).rstrip("/"),
+            ca_pem=base64.b64decode(data["caBundle"]) if data.get("caBundle") else None,
+            insecure=bool(spec.get("insecureSkipTLSVerification")),
+            credentials=Credentials(token=base64.b64decode(data["token"]).decode() if data.get("token") else None),
+            proxy_url=spec.get("proxyURL") or None,
+        )
+    return members
 
 
 def members_access(args: argparse.Namespace, control: ClusterConfig) -> Members:
@@ -309,7 +348,7 @@ async def gather(args: argparse.Namespace, client: KubeClient, query: Query, sco
     if scope in ("karmada", "all"):
         tasks.append(read_server(client, "Karmada", "karmada", query))
     if scope in ("members", "all"):
-        members = members_access(args, client.config)
+        members = await member_access(args, client)
         for cluster in await cluster_names(client, args):
             config = members.config_for(cluster)
             if config is None:
@@ -513,7 +552,7 @@ async def watch(
                 print(f"error: cluster({result.cluster}): {exc.message}", file=sys.stderr)
                 return
 
-    members = members_access(args, client.config) if scope != "karmada" else Members(None, set())
+    members = await member_access(args, client) if scope != "karmada" else Members(None, set())
     tasks = []
     for result in results:
         if result.error:

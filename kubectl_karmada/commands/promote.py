@@ -70,7 +70,7 @@ def _run_promote(args: argparse.Namespace) -> int:
     from karmada.inspection import PromotionError, TypeError_, promotion, resolve_type
     from karmada.kube import KubeClient, Resource
     from karmada.kube.resources import CLUSTERS
-    from kubectl_karmada.commands.get import members_access, resource_types, to_resource
+    from kubectl_karmada.commands.get import member_access, resource_types, to_resource
     from kubectl_karmada.output import render_objects
 
     async def main() -> int:
@@ -87,7 +87,7 @@ def _run_promote(args: argparse.Namespace) -> int:
                 raise CommandError(str(exc)) from None
             if await client.get_or_none(CLUSTERS, args.cluster) is None:
                 raise CommandError(f"clusters don't exist: {args.cluster}")
-            config = members_access(args, client.config).config_for(args.cluster)
+            config = (await member_access(args, client)).config_for(args.cluster)
             if config is None:
                 raise CommandError(
                     f"cluster({args.cluster}) is not reachable from here: promote reads the object from the member "

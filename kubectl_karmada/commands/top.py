@@ -82,7 +82,7 @@ def _memory(value: str) -> str:
 
 def _run_pods(args: argparse.Namespace) -> int:
     from karmada.kube import KubeClient, KubeError, Resource
-    from kubectl_karmada.commands.get import cluster_names, members_access
+    from kubectl_karmada.commands.get import cluster_names, member_access
     from kubectl_karmada.output import table
 
     metrics = Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True)
@@ -91,7 +91,7 @@ def _run_pods(args: argparse.Namespace) -> int:
         if not args.clusters and not args.all_clusters:
             raise CommandError("name member clusters with -C (or --all-clusters): pod metrics live in the members")
         async with KubeClient(control_plane(args)) as client:
-            members = members_access(args, client.config)
+            members = await member_access(args, client)
             names = await cluster_names(client, args)
         namespace = None if args.all_namespaces else namespace_of(args)
         failed = False

@@ -4,6 +4,7 @@ output format, rows read from Work status, watching, and the error exits."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import time
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from functools import partial
 
 import pytest
+import yaml
 
 from tests.examples.sandbox import LocalSandbox, sandbox_at, wait_until
 from tests.kubectl_karmada.inspection_helpers import members, ok, plugin, table
@@ -163,3 +165,45 @@ def test_watch_streams_changes(sandbox: LocalSandbox) -> None:
         if watcher.stdout is not None:
             watcher.stdout.close()
         sandbox.karmada("scale", "deploy", "nginx", "--replicas=6")
+
+
+def test_push_cluster_read_through_its_secret(sandbox: LocalSandbox) -> None:
+    """A Push cluster is read as Karmada's control plane reaches it: apiEndpoint + secretRef."""
+    config = yaml.safe_load((sandbox.dir / "members.config").read_text())
+    entry = next(c["cluster"] for c in config["clusters"] if c["name"] == "member3")
+    members(sandbox, "member3", "create", "serviceaccount", "karmada-reader")
+    members(
+        sandbox, "member3", "create", "clusterrolebinding", "karmada-reader",
+        "--clusterrole=view", "--serviceaccount=default:karmada-reader",
+    )  # fmt: skip
+    members(sandbox, "member3", "create", "configmap", "push-visible", "--from-literal=k=v")
+    token = members(sandbox, "member3", "create", "token", "karmada-reader").strip()
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "pushed", "namespace": "karmada-cluster"},
+        "data": {"token": base64.b64encode(token.encode()).decode(), "caBundle": entry["certificate-authority-data"]},
+    }
+    cluster = {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "pushed"},
+        "spec": {
+            "syncMode": "Push",
+            "apiEndpoint": entry["server"],
+            "secretRef": {"namespace": "karmada-cluster", "name": "pushed"},
+        },
+    }
+    empty = sandbox.home / "no-members.config"
+    empty.write_text("{}\n")
+    manifest = sandbox.home / "pushed.json"
+    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [secret, cluster]}))
+    sandbox.karmada("apply", "-f", str(manifest))
+    try:
+        rows = table(
+            ok(sandbox, "get", "cm", "push-visible", "-C", "pushed", "--members-kubeconfig", str(empty), "-o", "wide")
+        )
+        assert rows[0][:2] == ["NAME", "CLUSTER"] and rows[0][-2:] == ["SOURCE", "ADOPTION"]
+        assert (rows[1][0], rows[1][1], rows[1][-2], rows[1][-1]) == ("push-visible", "pushed", "member", "N")
+    finally:
+        sandbox.karmada("delete", "cluster", "pushed", "--wait=false")
