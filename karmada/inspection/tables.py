@@ -310,9 +310,10 @@ def merge_tables(
     pods: bool = False,
     no_headers: bool = False,
     show_source: bool | None = None,
+    name_prefix: str = "",
 ) -> tuple[list[str], list[Row]]:
     """The header and rows of one multi-cluster table, rows ordered by namespace, name, then
-    cluster in the order given."""
+    cluster in the order given; ``name_prefix`` (``deployment.apps/``) goes before each name."""
     definitions = _definitions(tables)
     shown = [i for i, c in enumerate(definitions) if wide or int(c.get("priority", 0)) == 0]
     if show_source is None:
@@ -332,6 +333,8 @@ def merge_tables(
         for obj, cells in _project(table, definitions):
             meta = obj.get("metadata") or {}
             printed = [_cell(cells[i]) for i in shown]
+            if name_prefix and printed:  # several types in one get: kubectl's ``deployment.apps/nginx``
+                printed[0] = name_prefix + printed[0]
             printed[1:1] = [KARMADA if table.source == CONTROL_PLANE else table.cluster]
             if show_source:
                 printed.append(table.source)

@@ -327,7 +327,12 @@ def _scope(args: argparse.Namespace) -> str:
     return "members" if args.clusters or args.all_clusters else "karmada"
 
 
-def _split_type(args: argparse.Namespace) -> tuple[str, list[str]]:
+def _none_found(namespace: str | None) -> str:
+    return f"No resources found in {namespace} namespace." if namespace else "No resources found"
+
+
+def _split_type(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """``deploy,svc NAME...`` or ``deploy/NAME``: the types and the names."""
     kind, _, name = args.type.partition("/")
     names = list(args.names)
     if name:
@@ -337,7 +342,10 @@ def _split_type(args: argparse.Namespace) -> tuple[str, list[str]]:
                 "when passing arguments in resource/name form"
             )
         names = [name]
-    return kind, names
+    kinds = [k for k in kind.split(",") if k]
+    if not kinds:
+        raise CommandError("a resource type is required")
+    return kinds, names
 
 
 async def gather(args: argparse.Namespace, client: KubeClient, query: Query, scope: str) -> list[Result]:
@@ -399,43 +407,54 @@ def _run_get(args: argparse.Namespace) -> int:
             parse_selector(args.selector)
         except SelectorError as exc:
             raise CommandError(str(exc)) from None
-        kind, names = _split_type(args)
+        kinds, names = _split_type(args)
         scope = _scope(args)
+        if args.all_namespaces and names:
+            raise CommandError("a resource cannot be retrieved by name across all namespaces")
+        if args.watch and len(kinds) > 1:
+            raise CommandError("watch is only supported on individual resources and resource collections")
         async with KubeClient(control_plane(args)) as client:
+            served = await resource_types(client)
             try:
-                resource = resolve_type(kind, await resource_types(client))
+                resources = [resolve_type(kind, served) for kind in kinds]
             except TypeError_ as exc:
                 raise CommandError(str(exc)) from None
-            namespace = None
-            if resource.namespaced and not args.all_namespaces:
-                namespace = namespace_of(args)
-            if args.all_namespaces and names:
-                raise CommandError("a resource cannot be retrieved by name across all namespaces")
             table = args.output in ("", "wide")
-            query = Query(resource, names, namespace, args.selector, table)
-            results = await gather(args, client, query, scope)
-            failed = _report_errors(results, query, args.ignore_not_found)
-            with_namespace = resource.namespaced and args.all_namespaces
-            if table:
+            failed, printed, objects = False, False, []
+            for resource in resources:
+                namespace = namespace_of(args) if resource.namespaced and not args.all_namespaces else None
+                query = Query(resource, names, namespace, args.selector, table)
+                results = await gather(args, client, query, scope)
+                failed = _report_errors(results, query, args.ignore_not_found) or failed
+                if not table:
+                    objects.extend(o for r in results for o in r.objects or [])
+                    continue
                 header, rows = merge_tables(
                     _tables(results),
                     wide=args.output == "wide",
-                    with_namespace=with_namespace,
+                    with_namespace=resource.namespaced and args.all_namespaces,
                     pods=resource.plural == "pods",
                     no_headers=args.no_headers,
+                    name_prefix=f"{resource.singular}.{resource.group}/".replace("./", "/")
+                    if len(resources) > 1
+                    else "",
                 )
                 if rows:
-                    print(render_rows(header, rows), end="", flush=True)
-                elif not failed and not names and not args.watch:
-                    where = f" in {namespace} namespace" if namespace else ""
-                    print(f"No resources found{where}.", file=sys.stderr)
+                    # kubectl separates the tables of several types by an empty line
+                    print(("\n" if printed else "") + render_rows(header, rows), end="", flush=True)
+                    printed = True
                 if args.watch:
+                    if not rows and not failed and not names:
+                        print(_none_found(namespace), file=sys.stderr)
                     return await watch(args, client, query, scope, results, header)
-            else:
-                objects = [o for r in results for o in r.objects or []]
-                single = len(names) == 1 and len(objects) == 1
-                text = render_objects(objects, args.output, single=single)
-                print(text or "", end="")
+            if table and not printed and not failed and not names:
+                print(
+                    _none_found(namespace_of(args) if not args.all_namespaces and resources[0].namespaced else None),
+                    file=sys.stderr,
+                )
+            if not table:
+                single = len(names) == 1 and len(objects) == 1 and len(resources) == 1
+                print(render_objects(objects, args.output, single=single) or "", end="")
         return 1 if failed else 0
 
     return run_async(main)

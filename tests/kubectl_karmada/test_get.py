@@ -207,3 +207,15 @@ def test_push_cluster_read_through_its_secret(sandbox: LocalSandbox) -> None:
         assert (rows[1][0], rows[1][1], rows[1][-2], rows[1][-1]) == ("push-visible", "pushed", "member", "N")
     finally:
         sandbox.karmada("delete", "cluster", "pushed", "--wait=false")
+
+
+def test_several_types_print_one_table_each(sandbox: LocalSandbox) -> None:
+    out = ok(sandbox, "get", "deploy,cm", "-C", "member1")
+    deployments, configmaps = out.split("\n\n")
+    assert [r[:2] for r in table(deployments)] == [["NAME", "CLUSTER"], ["deployment.apps/nginx", "member1"]]
+    assert table(configmaps)[0][:3] == ["NAME", "CLUSTER", "DATA"]
+    assert "configmap/kube-root-ca.crt" in {r[0] for r in table(configmaps)}
+    listed = json.loads(ok(sandbox, "get", "deploy,cm", "-C", "member1", "-o", "json"))
+    assert {i["kind"] for i in listed["items"]} == {"Deployment", "ConfigMap"}
+    refused = plugin(sandbox, "get", "deploy,cm", "-C", "member1", "-w")
+    assert refused.returncode == 1 and "error: watch is only supported on individual resources" in refused.stderr
