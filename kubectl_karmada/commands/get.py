@@ -420,7 +420,8 @@ def _run_get(args: argparse.Namespace) -> int:
             except TypeError_ as exc:
                 raise CommandError(str(exc)) from None
             table = args.output in ("", "wide")
-            failed, printed, objects = False, False, []
+            failed, printed = False, False
+            objects: list[Obj] = []
             for resource in resources:
                 namespace = namespace_of(args) if resource.namespaced and not args.all_namespaces else None
                 query = Query(resource, names, namespace, args.selector, table)
