@@ -7,6 +7,8 @@ with no kubeconfig at all the plugin falls back to the sandbox's and says so; a 
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from tests.examples.sandbox import LocalSandbox, wait_until
 from tests.kubectl_karmada.inspection_helpers import table
 from tests.seeds import REPO_ROOT
+from tests.servers import Plugin
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -83,3 +86,29 @@ def test_newcomer_needs_no_kubeconfig_flag(tmp_path: Path) -> None:
         assert elsewhere.stderr.startswith("error: ")
     finally:
         _sh(sandbox, "kubectl karmada local down")
+
+
+def test_register_help_says_which_cluster_each_kubeconfig_means() -> None:
+    register = Plugin(None)("register", "--help").stdout
+    assert "kubeconfig of the MEMBER cluster, not the control plane" in " ".join(register.split())
+    unregister = " ".join(Plugin(None)("unregister", "--help").stdout.split())
+    assert "kubeconfig of the MEMBER cluster, not the control plane" in unregister
+    assert (
+        "--control-plane-kubeconfig PATH, --karmada-kubeconfig PATH kubeconfig of the Karmada control plane"
+        in unregister
+    )
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script (a terminal for the test) is missing")
+def test_local_up_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    directory = tmp_path / "sandbox"
+    sandbox = LocalSandbox(tmp_path)
+    command = f"kubectl karmada local up --dir {directory} --members 1 --nodes-per-member 1 --timeout 2m"
+    # script(1) gives the command a terminal and copies what it shows to our stdout
+    shown = _sh(sandbox, f"script -qec {shlex.quote(command)} /dev/null")
+    try:
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert "member1: registered (token, CSR approved) and its agent started" in shown.stdout
+        assert "all 1 members Ready" in shown.stdout
+    finally:
+        _sh(sandbox, f"kubectl karmada local down --dir {directory}")
