@@ -219,3 +219,46 @@ def test_several_types_print_one_table_each(sandbox: LocalSandbox) -> None:
     assert {i["kind"] for i in listed["items"]} == {"Deployment", "ConfigMap"}
     refused = plugin(sandbox, "get", "deploy,cm", "-C", "member1", "-w")
     assert refused.returncode == 1 and "error: watch is only supported on individual resources" in refused.stderr
+
+
+def test_watch_rows_from_work_status(sandbox: LocalSandbox) -> None:
+    empty = sandbox.home / "no-members.config"
+    empty.write_text("{}\n")
+    command = [
+        kubectl(),
+        "karmada",
+        "get",
+        "deploy",
+        "nginx",
+        "-C",
+        "member2",
+        "-w",
+        "--members-kubeconfig",
+        str(empty),
+    ]
+    # an earlier test scaled back to 6: start from the settled state
+    settled = ["get", "deploy", "nginx", "-C", "member2", "--members-kubeconfig", str(empty)]
+    wait_until(lambda: table(ok(sandbox, *settled))[1][2] == "4/4", "member2 back at 4/4", 45)
+    watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=sandbox.env)
+    try:
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().split()[-2:] == ["SOURCE", "ADOPTION"]
+        first = watcher.stdout.readline().split()
+        assert first[:3] == ["nginx", "member2", "4/4"] and first[-2:] == ["work-status", "Y"]
+        sandbox.karmada("scale", "deploy", "nginx", "--replicas=3")
+        deadline = time.monotonic() + 45
+        seen = []
+        while time.monotonic() < deadline:
+            line = watcher.stdout.readline().split()
+            seen.append(line)
+            if line[:3] == ["nginx", "member2", "2/2"]:
+                assert line[-2:] == ["work-status", "Y"]
+                break
+        else:
+            raise AssertionError(f"no 2/2 row for member2 while watching its Work: {seen}")
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        if watcher.stdout is not None:
+            watcher.stdout.close()
+        sandbox.karmada("scale", "deploy", "nginx", "--replicas=6")
