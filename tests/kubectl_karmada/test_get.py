@@ -262,3 +262,17 @@ def test_watch_rows_from_work_status(sandbox: LocalSandbox) -> None:
         if watcher.stdout is not None:
             watcher.stdout.close()
         sandbox.karmada("scale", "deploy", "nginx", "--replicas=6")
+
+
+def test_an_unreachable_member_fails_alone(sandbox: LocalSandbox) -> None:
+    dead = sandbox.home / "dead-member1.config"
+    dead.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: member1\n"
+        "clusters: [{name: member1, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: member1, context: {cluster: member1, user: u}}]\nusers: [{name: u, user: {token: x}}]\n"
+    )
+    result = plugin(sandbox, "get", "deploy", "nginx", "-C", "member1,member2", "--members-kubeconfig", str(dead))
+    assert result.returncode == 1
+    assert "error: cluster(member1): " in result.stderr
+    rows = table(result.stdout)
+    assert [(r[1], r[-2]) for r in rows[1:]] == [("member2", "work-status")]  # member2 has no context there
