@@ -11,11 +11,41 @@ import argparse
 from collections.abc import Sequence
 
 from karmada.version import __version__
-from kubectl_karmada.commands import basic, explain, init, interpret, local, register, taint, token, validate
+from kubectl_karmada.commands import (
+    completion,
+    describe,
+    explain,
+    get,
+    init,
+    interpret,
+    local,
+    promote,
+    register,
+    taint,
+    token,
+    top,
+    validate,
+    version,
+)
 from kubectl_karmada.flags import add_common
 
 PROG = "kubectl karmada"
-COMMAND_GROUPS = (basic, validate, local, init, token, register, taint, explain, interpret)
+COMMAND_GROUPS = (
+    version,
+    validate,
+    local,
+    init,
+    token,
+    register,
+    taint,
+    get,
+    describe,
+    explain,
+    interpret,
+    top,
+    promote,
+    completion,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

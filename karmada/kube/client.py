@@ -383,8 +383,10 @@ class KubeClient:
         timeout_seconds: int = 300,
         bookmarks: bool = True,
         params: Mapping[str, str] | None = None,
+        accept: str = JSON,
     ) -> AsyncGenerator[tuple[str, Obj], None]:
-        """Stream ``(type, object)`` events; an ERROR event raises :class:`KubeError`,
+        """Stream ``(type, object)`` events (each object a Table row when ``accept`` asks
+        ``as=Table``, as for kubectl's ``get -w``); an ERROR event raises :class:`KubeError`,
         and so does a line that is not an event (reason ``InvalidResponse``) or a
         broken connection (status 0, reason ``ConnectionError``)."""
         session = await self._ensure()
@@ -395,7 +397,7 @@ class KubeClient:
             query["resourceVersion"] = resource_version
         if bookmarks:
             query["allowWatchBookmarks"] = "true"
-        request = Request("GET", object_path(resource, namespace), query)
+        request = Request("GET", object_path(resource, namespace), query, accept=accept)
         try:
             async with session.get(
                 self.config.server + request.path,

@@ -9,6 +9,7 @@ from typing import Any
 
 from karmada.sandbox import DEFAULT_DIR
 from kubectl_karmada.errors import CommandError, run_async
+from kubectl_karmada.flags import timeout_duration
 
 
 def add(commands: Any) -> None:
@@ -37,7 +38,9 @@ def add(commands: Any) -> None:
     up.add_argument(
         "--no-simulate-workloads", action="store_true", help="do not simulate Deployments, Pods ... in the members"
     )
-    up.add_argument("--timeout", type=float, default=180.0, metavar="SECONDS", help="wait for Ready (180)")
+    up.add_argument(
+        "--timeout", type=timeout_duration, default=180.0, metavar="DURATION", help="wait this long for Ready (180s)"
+    )
     up.set_defaults(run=_run_up)
     status = verbs.add_parser(
         "status", help="show the sandbox's processes and clusters; exit code 1 when a process is not running"
@@ -60,6 +63,13 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _progress(line: str) -> None:
+    """A step of a long command: shown on a terminal, left out when the output is piped,
+    except the closing summary ("all N members Ready in ...") that scripts may read."""
+    if line.startswith("all ") or sys.stderr.isatty():
+        print(line, file=sys.stderr if not line.startswith("all ") else sys.stdout, flush=True)
+
+
 def _run_up(args: argparse.Namespace) -> int:
     from karmada.sandbox.sandbox import SandboxError, SandboxOptions, up
 
@@ -77,12 +87,15 @@ def _run_up(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         try:
-            sandbox = await up(options, _say)
+            sandbox = await up(options, _progress)
         except (SandboxError, RuntimeError) as exc:
             raise CommandError(str(exc)) from None
         print(
-            f"\nKarmada is running (in the background). Try:\n"
-            f"  kubectl --kubeconfig {sandbox.karmada_config} get clusters\n"
+            f"\nKarmada is running (in the background). To use it with plain kubectl:\n"
+            f"  export KUBECONFIG={sandbox.karmada_config}\n"
+            f"then try:\n"
+            f"  kubectl get clusters\n"
+            f"  kubectl karmada get deploy -A --all-clusters\n"
             f"  kubectl --kubeconfig {sandbox.members_config} --context {members[0]} get nodes\n"
             f"Logs: {sandbox.directory / 'logs'}    Stop: kubectl karmada local down"
             + ("" if args.dir.expanduser() == DEFAULT_DIR else f" --dir {args.dir}")

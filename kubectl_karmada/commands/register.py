@@ -11,6 +11,10 @@ from karmada.images import AGENT_IMAGE
 from kubectl_karmada.errors import CommandError, run_async
 from kubectl_karmada.flags import add_common, add_output, duration
 
+MEMBER_KUBECONFIG = (
+    "kubeconfig of the MEMBER cluster, not the control plane (default: $KUBECONFIG, else ~/.kube/config)"
+)
+
 
 def add(commands: Any) -> None:
     parser = commands.add_parser(
@@ -25,7 +29,10 @@ def add(commands: Any) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_common(parser)
+    add_common(
+        parser,
+        kubeconfig_help=MEMBER_KUBECONFIG,
+    )
     parser.add_argument("endpoint", metavar="ENDPOINT", help="the control plane's API server, host:port")
     parser.add_argument("--token", required=True, help="bootstrap token (abcdef.0123456789abcdef)")
     parser.add_argument(
@@ -78,13 +85,28 @@ def add(commands: Any) -> None:
         help="remove this (member) cluster from Karmada and uninstall its agent",
         description=(
             "Delete the cluster's Works and its Cluster on the control plane (with the agent's own credentials,\n"
-            "or --karmada-kubeconfig), then the agent's objects in the member of --kubeconfig/--context."
+            "or --control-plane-kubeconfig), then the agent's objects in the member of --kubeconfig/--context."
         ),
     )
-    add_common(undo)
+    add_common(
+        undo,
+        kubeconfig_help=MEMBER_KUBECONFIG,
+    )
     undo.add_argument("cluster", metavar="CLUSTER", help="the cluster's name in Karmada")
-    undo.add_argument("--karmada-kubeconfig", metavar="PATH", help="control-plane kubeconfig (default: the agent's)")
-    undo.add_argument("--karmada-context", metavar="NAME", help="context in --karmada-kubeconfig")
+    undo.add_argument(
+        "--control-plane-kubeconfig",
+        "--karmada-kubeconfig",
+        dest="karmada_kubeconfig",
+        metavar="PATH",
+        help="kubeconfig of the Karmada control plane (default: the agent's own credentials in the member)",
+    )
+    undo.add_argument(
+        "--control-plane-context",
+        "--karmada-context",
+        dest="karmada_context",
+        metavar="NAME",
+        help="context in --control-plane-kubeconfig",
+    )
     undo.add_argument("-n", "--namespace", default="karmada-system", help="agent namespace (karmada-system)")
     undo.add_argument("--wait", type=duration, default=60.0, metavar="DURATION", help="wait for removals (60s)")
     undo.add_argument("--dry-run", action="store_true", help="say what would be removed, change nothing")
