@@ -27,8 +27,8 @@ def _cases() -> list[Any]:
     cases = []
     for path in sorted(DATA.rglob("*.yaml")):
         for number, case in enumerate(yaml.safe_load_all(path.read_text()), 1):
-            if not case:
-                continue
+            if not case or not case.get("output"):
+                continue  # a fixture without an expected answer asserts nothing
             obj = case.get("desiredObj") or case.get("observedObj")
             operation = Operation(case["operation"])
             if INTERPRETER.hook(obj["apiVersion"], obj["kind"], operation) is None:
