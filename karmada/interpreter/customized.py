@@ -107,6 +107,7 @@ class CustomizedInterpreter:
 
     def __init__(self, native: NativeInterpreter | None = None, *, thirdparty: bool = True) -> None:
         self.native = native or NativeInterpreter()
+        self.watched: Any = None  # the informer feeding on_event, when one does (its owner's to wait for)
         self._customizations: dict[str, tuple[Target, dict[Operation, str]]] = {}
         self._index: dict[tuple[Target, Operation], Hook] = {}
         self._thirdparty: dict[tuple[Target, Operation], Hook] = {}

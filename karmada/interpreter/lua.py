@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import lupa.lua51 as lupa
+import lupa.lua51 as lupa  # type: ignore[import-untyped]
 
 from karmada import quantity
 from karmada.interpreter.dependencies import pod_dependencies, sort_key
@@ -174,7 +174,7 @@ def _empty_paths(obj: Any, path: tuple[str, ...], lists: set[tuple[str, ...]], d
 
 def _resolve(value: Any, path: tuple[str, ...], lists: set[tuple[str, ...]], dicts: set[tuple[str, ...]]) -> Any:
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             sub = (*path, key)
             if item is EMPTY:
@@ -285,8 +285,10 @@ class LuaScript:
             raise LuaError(str(error))
         self._chunk = chunk
         # the bootstrap's globals are no longer needed by anyone but the runner
-        self.runtime.execute("for _, n in ipairs({'os', 'io', 'debug', 'package', 'require', 'dofile', "
-                             "'loadfile', 'loadstring', 'load', 'coroutine'}) do _G[n] = nil end")
+        self.runtime.execute(
+            "for _, n in ipairs({'os', 'io', 'debug', 'package', 'require', 'dofile', "
+            "'loadfile', 'loadstring', 'load', 'coroutine'}) do _G[n] = nil end"
+        )
 
     def call(self, function: str, nrets: int, *args: Any) -> tuple[Any, ...]:
         """``function(*args)``'s first ``nrets`` results, converted to Python (empty tables as EMPTY)."""
@@ -312,4 +314,3 @@ def compile_check(source: str) -> str | None:
     except LuaError as exc:
         return str(exc)
     return None
-

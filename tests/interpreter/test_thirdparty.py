@@ -39,7 +39,7 @@ def _cases() -> list[Any]:
 
 
 def _run(case: dict[str, Any], operation: Operation) -> Any:
-    obj = case.get("desiredObj") or case.get("observedObj")
+    obj: dict[str, Any] = case.get("desiredObj") or case["observedObj"]
     if operation is Operation.INTERPRET_HEALTH:
         return {"healthy": INTERPRETER.interpret_health(obj)}
     if operation is Operation.INTERPRET_STATUS:
