@@ -94,9 +94,11 @@ def _gvk(obj: Mapping[str, Any]) -> Target:
     return str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
 
 
-def _object(value: Any, what: str, *references: Any) -> Obj:
+def _object(value: Any, what: str, hook: Hook, operation: Operation, *references: Any) -> Obj:
     if not isinstance(value, (dict, type(EMPTY))):
-        raise LuaError(f"expect the returned {what} type is table but got {type(value).__name__}")
+        raise LuaError(
+            f"{hook.origin} {operation.value}: expect the returned {what} type is table but got {type(value).__name__}"
+        )
     result = resolve_empty(value, references)
     assert isinstance(result, dict)
     return result
@@ -200,7 +202,7 @@ class CustomizedInterpreter:
         if hook is None:
             return self.native.revise_replica(obj, count)
         (revised,) = hook.call(Operation.REVISE_REPLICA, obj, count)
-        return _object(revised, "revised object", obj)
+        return _object(revised, "revised object", hook, Operation.REVISE_REPLICA, obj)
 
     def retain(self, desired: Mapping[str, Any], observed: Mapping[str, Any]) -> Obj:
         """Retain: ``Retain(desiredObj, observedObj)`` returns the object to apply."""
@@ -208,7 +210,7 @@ class CustomizedInterpreter:
         if hook is None:
             return self.native.retain(desired, observed)
         (retained,) = hook.call(Operation.RETAIN, desired, observed)
-        return _object(retained, "retained object", desired, observed)
+        return _object(retained, "retained object", hook, Operation.RETAIN, desired, observed)
 
     def get_dependencies(self, obj: Mapping[str, Any]) -> list[DependentObjectReference]:
         """InterpretDependency: ``GetDependencies(obj)`` returns DependentObjectReference tables (sorted here)."""
@@ -247,7 +249,7 @@ class CustomizedInterpreter:
         if hook is None:
             return self.native.reflect_status(obj)
         (reflected,) = hook.call(Operation.INTERPRET_STATUS, obj)
-        return _object(reflected, "replica", obj.get("status") or {})
+        return _object(reflected, "status", hook, Operation.INTERPRET_STATUS, obj.get("status") or {})
 
     def aggregate_status(self, template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str) -> Obj:
         """AggregateStatus: ``AggregateStatus(desiredObj, statusItems)`` returns the object with its status."""
@@ -257,4 +259,4 @@ class CustomizedInterpreter:
         entries = [item.to_dict() for item in items]
         # Karmada passes nil when nothing is aggregated yet
         (aggregated,) = hook.call(Operation.AGGREGATE_STATUS, template, entries or None)
-        return _object(aggregated, "requires", template)
+        return _object(aggregated, "aggregated object", hook, Operation.AGGREGATE_STATUS, template)
