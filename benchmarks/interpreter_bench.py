@@ -91,7 +91,7 @@ ITEMS = [
         {
             "clusterName": f"member{i}",
             "applied": True,
-            "status": {k: 3 for k in ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas")},
+            "status": dict.fromkeys(("replicas", "updatedReplicas", "readyReplicas", "availableReplicas"), 3),
         }
     )
     for i in range(2)

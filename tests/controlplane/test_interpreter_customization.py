@@ -7,6 +7,7 @@ its share (ReviseReplica), the members' status comes back through the script
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -135,7 +136,7 @@ def test_a_customized_crd_workload_is_split_revised_and_its_status_summed(
         pull_mode.register(server, name)
         pull_mode.start_agent(server, name)
     for name in members:
-        wait_for(lambda n=name: pull_mode.ready(n) == "True", timeout=60, what=f"{name} Ready")
+        wait_for(partial(lambda n: pull_mode.ready(n) == "True", name), timeout=60, what=f"{name} Ready")
     admin = pull_mode.admin
     admin("apply", "-f", "-", stdin=json.dumps(CRD))
     admin("apply", "-f", "-", stdin=json.dumps(customization(SCRIPTS)))
@@ -149,7 +150,7 @@ def test_a_customized_crd_workload_is_split_revised_and_its_status_summed(
     assert binding["spec"]["replicaRequirements"] == {"resourceRequest": {"cpu": "100m"}}
     for name in members:
         wait_for(
-            lambda n=name: get(admins[n], "clones.apps.example.io", "web") is not None,
+            partial(lambda n: get(admins[n], "clones.apps.example.io", "web") is not None, name),
             timeout=60,
             what=f"web in {name}",
         )

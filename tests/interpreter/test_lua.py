@@ -63,7 +63,8 @@ def test_compile_errors_and_missing_functions_are_lua_errors() -> None:
         ('kube.getResourceQuantity("250m")', 0.25),
         ('kube.getPodDependencies({spec = {serviceAccountName = "sa"}}, nil)[1].namespace', "default"),
         (
-            'kube.accuratePodRequirements({spec = {nodeSelector = {zone = "a"}, containers = {{resources = {limits = {cpu = "2"}}}}}})',
+            "kube.accuratePodRequirements({spec = {nodeSelector = {zone = 'a'},"
+            " containers = {{resources = {limits = {cpu = '2'}}}}}})",
             {"nodeClaim": {"nodeSelector": {"zone": "a"}}, "resourceRequest": {"cpu": "2"}},
         ),
     ],

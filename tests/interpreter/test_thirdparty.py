@@ -67,8 +67,7 @@ def _normal(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _normal(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        items = [_normal(v) for v in value]
-        return items
+        return [_normal(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
