@@ -133,3 +133,28 @@ local function refs(desired, groups)
   end
   return out
 end
+
+-- a Ray cluster spec's components: the head (one replica) and each worker group
+local function rayComponents(clusterSpec)
+  local components = {}
+  if clusterSpec == nil then
+    return components
+  end
+  local head = clusterSpec.headGroupSpec
+  if head ~= nil and head.template ~= nil then
+    components[#components + 1] = {name = "ray-head", replicas = 1,
+      replicaRequirements = kube.accuratePodRequirements(head.template)}
+  end
+  for i, group in ipairs(clusterSpec.workerGroupSpecs or {}) do
+    local name = group.groupName
+    if name == nil or name == "" then
+      name = "worker-" .. i
+    end
+    local requirements
+    if group.template ~= nil then
+      requirements = kube.accuratePodRequirements(group.template)
+    end
+    components[#components + 1] = {name = name, replicas = group.replicas or 0, replicaRequirements = requirements}
+  end
+  return components
+end

@@ -1,5 +1,9 @@
 -- target: ray.io/v1 RayCluster
 
+function GetComponents(desiredObj)
+  return rayComponents(desiredObj.spec)
+end
+
 function InterpretHealth(observedObj)
   return hasCondition(observedObj, "HeadPodReady") and hasCondition(observedObj, "RayClusterProvisioned")
     and not hasCondition(observedObj, "RayClusterReplicaFailure")

@@ -1,4 +1,8 @@
 -- target: ray.io/v1 RayJob
+function GetComponents(desiredObj)
+  return rayComponents((desiredObj.spec or {}).rayClusterSpec)
+end
+
 function InterpretHealth(observedObj)
   local status = observedObj.status
   if status == nil then
