@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from karmada import quantity
 from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
 from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter.lua import EMPTY, LuaError, LuaScript, resolve_empty
@@ -88,6 +89,16 @@ def hooks_of(customization: Mapping[str, Any]) -> tuple[Target, dict[Operation, 
         if source:
             scripts[operation] = str(source)
     return (str(target.get("apiVersion", "")), str(target.get("kind", ""))), scripts
+
+
+def _quantities(requirement: Any) -> Any:
+    # Lua has only numbers: 0.5 cpu reads as a quantity, as Go's Quantity reads a JSON number
+    if isinstance(requirement, dict) and isinstance(requirement.get("resourceRequest"), dict):
+        request = requirement["resourceRequest"]
+        for name, value in request.items():
+            if isinstance(value, float):
+                request[name] = quantity.format_quantity(quantity.Fraction(str(value)))
+    return requirement
 
 
 def _gvk(obj: Mapping[str, Any]) -> Target:
@@ -175,7 +186,7 @@ class CustomizedInterpreter:
                 f"{hook.origin} InterpretReplica: expect the returned requires type is table "
                 f"but got {type(requirement).__name__}"
             )
-        return int(replicas), ReplicaRequirements.from_dict(resolve_empty(requirement))
+        return int(replicas), ReplicaRequirements.from_dict(_quantities(resolve_empty(requirement)))
 
     def get_components(self, obj: Mapping[str, Any]) -> list[Obj]:
         """InterpretComponent: ``GetComponents(obj)`` returns ``{name, replicas, replicaRequirements}`` entries."""
@@ -194,6 +205,9 @@ class CustomizedInterpreter:
             )
         result = resolve_empty(components, top="list")
         assert isinstance(result, list)
+        for component in result:
+            if isinstance(component, dict):
+                _quantities(component.get("replicaRequirements"))
         return result
 
     def revise_replica(self, obj: Mapping[str, Any], count: int) -> Obj:
@@ -249,7 +263,7 @@ class CustomizedInterpreter:
         if hook is None:
             return self.native.reflect_status(obj)
         (reflected,) = hook.call(Operation.INTERPRET_STATUS, obj)
-        return _object(reflected, "status", hook, Operation.INTERPRET_STATUS, obj.get("status") or {})
+        return _object(reflected, "status", hook, Operation.INTERPRET_STATUS)
 
     def aggregate_status(self, template: Mapping[str, Any], items: Sequence[AggregatedStatusItem], now: str) -> Obj:
         """AggregateStatus: ``AggregateStatus(desiredObj, statusItems)`` returns the object with its status."""
@@ -259,4 +273,4 @@ class CustomizedInterpreter:
         entries = [item.to_dict() for item in items]
         # Karmada passes nil when nothing is aggregated yet
         (aggregated,) = hook.call(Operation.AGGREGATE_STATUS, template, entries or None)
-        return _object(aggregated, "aggregated object", hook, Operation.AGGREGATE_STATUS, template)
+        return _object(aggregated, "aggregated object", hook, Operation.AGGREGATE_STATUS)

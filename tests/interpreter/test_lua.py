@@ -134,3 +134,12 @@ def test_wrong_answers_name_the_customization(field: str, source: str, call: str
         else:
             interpreter.revise_replica(DEPLOYMENT, 2)
     assert "ResourceInterpreterCustomization(bad)" in str(caught.value)
+
+
+def test_fractional_lua_numbers_are_quantities() -> None:
+    interpreter = CustomizedInterpreter()
+    interpreter.apply(
+        ric("half", replicaResource="function GetReplicas(o) return 2, {resourceRequest = {cpu = 0.5}} end")
+    )
+    replicas, needs = interpreter.get_replicas(DEPLOYMENT)
+    assert replicas == 2 and needs is not None and needs.to_dict() == {"resourceRequest": {"cpu": "500m"}}

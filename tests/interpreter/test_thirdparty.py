@@ -66,7 +66,7 @@ def _run(case: dict[str, Any], operation: Operation) -> Any:
 def _normal(value: Any, key: str = "") -> Any:
     if key == "resourceRequest" and isinstance(value, dict):
         # quantities compare by value: the fixtures write cpu: 1 where the interpreter says "1"
-        return {k: quantity.parse(v) for k, v in value.items()}
+        return {k: quantity.parse(str(v)) for k, v in value.items()}
     if isinstance(value, dict):
         return {k: _normal(v, k) for k, v in value.items() if v is not None}
     if isinstance(value, list):
