@@ -25,6 +25,33 @@ function ReflectStatus(observedObj)
   return pick(observedObj, fields, true)
 end
 
+function AggregateStatus(desiredObj, statusItems)
+  prepare(desiredObj)
+  local status = desiredObj.status
+  if statusItems == nil then
+    status.observedGeneration = desiredObj.metadata.generation
+    for _, f in ipairs(STRINGS) do status[f] = "" end
+    status.lastReleaseRevision = ""
+    for _, f in ipairs(COUNTERS) do status[f] = 0 end
+    status.conditions = {}
+    return desiredObj
+  end
+  -- counters go on from what the template shows; revisions from the last member reporting one
+  for _, item in ipairs(statusItems) do
+    local s = statusOf(item)
+    for _, f in ipairs(STRINGS) do
+      if s[f] ~= nil and s[f] ~= "" then status[f] = s[f] end
+    end
+    if s.lastReleaseRevision ~= nil then status.lastReleaseRevision = s.lastReleaseRevision end
+    for _, f in ipairs(COUNTERS) do
+      if s[f] ~= nil then status[f] = (status[f] or 0) + s[f] end
+    end
+  end
+  status.conditions = mergeConditions(statusItems)
+  status.observedGeneration = aggregatedGeneration(desiredObj, statusItems)
+  return desiredObj
+end
+
 function GetDependencies(desiredObj)
   local spec = desiredObj.spec
   local secrets, accounts, configs = {}, {}, {}
