@@ -70,7 +70,11 @@ def _normal(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
         return {k: _normal(v, k) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_normal(v) for v in value]
+        items = [_normal(v) for v in value]
+        if key == "conditions":
+            # conditions are a map keyed by type (listMapKey); Karmada's own scripts list some in hash order
+            items.sort(key=lambda c: (str(c.get("type")), str(c.get("status"))) if isinstance(c, dict) else ("", ""))
+        return items
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value

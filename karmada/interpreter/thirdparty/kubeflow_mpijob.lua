@@ -60,3 +60,78 @@ function GetDependencies(desiredObj)
   end
   return found
 end
+
+function ReflectStatus(observedObj)
+  local status = {}
+  if observedObj == nil or observedObj.status == nil then
+    return status
+  end
+  local s = observedObj.status
+  status.replicaStatuses = {}
+  for name, replica in pairs(s.replicaStatuses or {}) do
+    status.replicaStatuses[name] = {active = replica.active, succeeded = replica.succeeded, failed = replica.failed,
+      selector = replica.selector}
+  end
+  status.conditions = {}
+  for _, c in ipairs(s.conditions or {}) do
+    status.conditions[#status.conditions + 1] = c
+  end
+  status.startTime = s.startTime
+  status.completionTime = s.completionTime
+  status.lastReconcileTime = s.lastReconcileTime
+  return status
+end
+
+-- replica counts summed per type, the earliest start and latest completion and reconcile,
+-- and per condition type the condition that changed last; one member's status is taken as it is
+function AggregateStatus(desiredObj, statusItems)
+  if statusItems == nil or #statusItems == 0 then
+    return desiredObj
+  end
+  if #statusItems == 1 then
+    desiredObj.status = statusItems[1].status
+    return desiredObj
+  end
+  local replicaStatuses, latest = {}, {}
+  local status = {}
+  for _, item in ipairs(statusItems) do
+    local s = item.status or {}
+    for name, replica in pairs(s.replicaStatuses or {}) do
+      local sum = replicaStatuses[name] or {active = 0, succeeded = 0, failed = 0}
+      sum.active = sum.active + (replica.active or 0)
+      sum.succeeded = sum.succeeded + (replica.succeeded or 0)
+      sum.failed = sum.failed + (replica.failed or 0)
+      replicaStatuses[name] = sum
+    end
+    if (s.startTime or "") ~= "" and (status.startTime == nil or s.startTime < status.startTime) then
+      status.startTime = s.startTime
+    end
+    for _, f in ipairs({"completionTime", "lastReconcileTime"}) do
+      if (s[f] or "") ~= "" and (status[f] == nil or s[f] > status[f]) then
+        status[f] = s[f]
+      end
+    end
+    for _, c in ipairs(s.conditions or {}) do
+      local changed = c.lastUpdateTime or c.lastTransitionTime
+      local seen = latest[c.type]
+      if (changed or "") ~= "" and (seen == nil or changed > (seen.lastUpdateTime or seen.lastTransitionTime)) then
+        latest[c.type] = c
+      end
+    end
+  end
+  local types = {}
+  for t in pairs(latest) do types[#types + 1] = t end
+  -- in the order they happened
+  local function changed(c) return c.lastUpdateTime or c.lastTransitionTime end
+  table.sort(types, function(a, b)
+    local ta, tb = changed(latest[a]), changed(latest[b])
+    if ta ~= tb then return ta < tb end
+    return a < b
+  end)
+  local conditions = {}
+  for _, t in ipairs(types) do conditions[#conditions + 1] = latest[t] end
+  if next(replicaStatuses) ~= nil then status.replicaStatuses = replicaStatuses end
+  if #conditions > 0 then status.conditions = conditions end
+  desiredObj.status = status
+  return desiredObj
+end
