@@ -227,8 +227,14 @@ class _Kube:
         return value
 
     def resource_add(self, *values: Any) -> str:
-        binary = next((quantity.is_binary(v) for v in values if v is not None), False)
-        return quantity.format_quantity(sum((_quantity_arg(v) for v in values), quantity.Fraction(0)), binary=binary)
+        # as Go's Quantity.Add: a sum still at zero takes the format of what is added to it
+        total, binary = quantity.Fraction(0), False
+        for value in values:
+            amount = _quantity_arg(value)
+            if total == 0 and value is not None:
+                binary = quantity.is_binary(value)
+            total += amount
+        return quantity.format_quantity(total, binary=binary)
 
     def accurate_pod_requirements(self, *args: Any) -> Any:
         if len(args) != 1:

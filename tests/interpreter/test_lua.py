@@ -143,3 +143,12 @@ def test_fractional_lua_numbers_are_quantities() -> None:
     )
     replicas, needs = interpreter.get_replicas(DEPLOYMENT)
     assert replicas == 2 and needs is not None and needs.to_dict() == {"resourceRequest": {"cpu": "500m"}}
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [('"0", "3072Mi", "10752Mi"', "13824Mi"), ('"1000m", "2000m"', "3"), ('"1Gi", "1"', "1073741825"), ("nil", "0")],
+)
+def test_resource_add_formats_as_go(args: str, want: str) -> None:
+    script = LuaScript(f'local kube = require("kube") function F() return kube.resourceAdd({args}) end')
+    assert script.call("F", 1) == (want,)

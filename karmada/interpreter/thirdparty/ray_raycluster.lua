@@ -32,3 +32,48 @@ function GetDependencies(desiredObj)
   end
   return found
 end
+
+local WORKER_COUNTERS = {"readyWorkerReplicas", "availableWorkerReplicas", "maxWorkerReplicas", "minWorkerReplicas",
+  "desiredWorkerReplicas"}
+
+-- one member's status as it is; several: workers and resources summed, conditions of all,
+-- the head and endpoints of the first member that has them, the latest update time
+function AggregateStatus(desiredObj, statusItems)
+  if statusItems == nil then
+    return desiredObj
+  end
+  desiredObj.spec = nil  -- only the status is written back
+  if #statusItems == 1 then
+    desiredObj.status = statusItems[1].status or {}
+    return desiredObj
+  end
+  local status = {conditions = {}, desiredCPU = "0", desiredMemory = "0"}
+  for _, f in ipairs(WORKER_COUNTERS) do status[f] = 0 end
+  local gpu, tpu = 0, 0
+  for _, item in ipairs(statusItems) do
+    local s = item.status
+    if s ~= nil then
+      for _, c in ipairs(s.conditions or {}) do status.conditions[#status.conditions + 1] = c end
+      for _, f in ipairs(WORKER_COUNTERS) do status[f] = status[f] + (s[f] or 0) end
+      if (s.desiredCPU or "") ~= "" then status.desiredCPU = kube.resourceAdd(status.desiredCPU, s.desiredCPU) end
+      if (s.desiredMemory or "") ~= "" then
+        status.desiredMemory = kube.resourceAdd(status.desiredMemory, s.desiredMemory)
+      end
+      if (s.desiredGPU or "") ~= "" then gpu = gpu + tonumber(s.desiredGPU) end
+      if (s.desiredTPU or "") ~= "" then tpu = tpu + tonumber(s.desiredTPU) end
+      if s.lastUpdateTime ~= nil and (status.lastUpdateTime == nil or s.lastUpdateTime > status.lastUpdateTime) then
+        status.lastUpdateTime = s.lastUpdateTime
+      end
+      if status.endpoints == nil then status.endpoints = s.endpoints end
+      if status.head == nil then status.head = s.head end
+      if status.state == nil and s.state ~= nil then
+        status.state = s.state
+        status.stateTransitionTimes = s.stateTransitionTimes
+      end
+    end
+  end
+  status.desiredGPU = tostring(gpu)
+  status.desiredTPU = tostring(tpu)
+  desiredObj.status = status
+  return desiredObj
+end
