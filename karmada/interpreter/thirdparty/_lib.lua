@@ -158,3 +158,20 @@ local function rayComponents(clusterSpec)
   end
   return components
 end
+
+-- the dependencies of several pod templates, each object once
+local function templatesDependencies(desired, templates)
+  local found, seen = {}, {}
+  for _, template in ipairs(templates) do
+    if template ~= nil and template.spec ~= nil then
+      for _, ref in ipairs(kube.getPodDependencies(template, desired.metadata.namespace)) do
+        local key = ref.kind .. "/" .. ref.name
+        if not seen[key] then
+          seen[key] = true
+          found[#found + 1] = ref
+        end
+      end
+    end
+  end
+  return found
+end

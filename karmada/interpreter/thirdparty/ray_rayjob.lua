@@ -57,3 +57,14 @@ function AggregateStatus(desiredObj, statusItems)
   desiredObj.status = status
   return desiredObj
 end
+
+-- what the cluster's head and workers and the job's submitter pod reference
+function GetDependencies(desiredObj)
+  local spec = desiredObj.spec or {}
+  local cluster = spec.rayClusterSpec or {}
+  local templates = {}
+  if cluster.headGroupSpec ~= nil then templates[#templates + 1] = cluster.headGroupSpec.template end
+  for _, group in ipairs(cluster.workerGroupSpecs or {}) do templates[#templates + 1] = group.template end
+  templates[#templates + 1] = spec.submitterPodTemplate
+  return templatesDependencies(desiredObj, templates)
+end
