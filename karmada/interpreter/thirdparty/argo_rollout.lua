@@ -18,15 +18,18 @@ function ReflectStatus(observedObj)
   local fields = {"observedGeneration", "conditions", "message"}
   for _, f in ipairs(COUNTERS) do fields[#fields + 1] = f end
   for _, f in ipairs(STRINGS) do fields[#fields + 1] = f end
-  return pick(observedObj, fields, true)
+  local status = pick(observedObj, fields, true)
+  -- Argo writes observedGeneration as a string; the aggregation compares numbers
+  status.observedGeneration = tonumber(status.observedGeneration) or status.observedGeneration
+  return status
 end
 
 function AggregateStatus(desiredObj, statusItems)
   return sumStatus(desiredObj, statusItems, COUNTERS, STRINGS)
 end
 
--- Argo's own health: the controller has seen the spec, the rollout is not paused or degraded,
--- and every desired replica runs the new revision and is available
+-- the controller has seen the spec and the rollout is not degraded; a paused canary is where its
+-- owner wants it; otherwise every desired replica runs the new revision and is available
 function InterpretHealth(observedObj)
   local status = observedObj.status
   if status == nil then
@@ -35,8 +38,11 @@ function InterpretHealth(observedObj)
   if status.observedGeneration ~= nil and tostring(status.observedGeneration) ~= tostring(observedObj.metadata.generation) then
     return false
   end
-  if status.phase == "Degraded" or status.phase == "Paused" then
+  if status.phase == "Degraded" then
     return false
+  end
+  if status.phase == "Paused" then
+    return true
   end
   local desired = observedObj.spec.replicas
   if desired == nil then desired = 1 end
