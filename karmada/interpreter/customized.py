@@ -14,6 +14,7 @@ the customization, so only the objects it interprets fail.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +48,8 @@ RULES: dict[Operation, Rule] = {
     Operation.INTERPRET_DEPENDENCY: Rule("dependencyInterpretation", "GetDependencies", 1),
 }
 
-_compiled: dict[str, LuaScript] = {}
+COMPILED_SCRIPTS = 512  # script versions kept compiled; older ones are compiled again if asked for
+_compiled: OrderedDict[str, LuaScript] = OrderedDict()
 _compile_lock = threading.Lock()
 
 
@@ -57,6 +59,10 @@ def compiled(source: str, name: str) -> LuaScript:
         script = _compiled.get(source)
         if script is None:
             script = _compiled[source] = LuaScript(source, name)
+            while len(_compiled) > COMPILED_SCRIPTS:
+                _compiled.popitem(last=False)
+        else:
+            _compiled.move_to_end(source)
         return script
 
 
