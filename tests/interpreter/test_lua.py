@@ -152,3 +152,20 @@ def test_fractional_lua_numbers_are_quantities() -> None:
 def test_resource_add_formats_as_go(args: str, want: str) -> None:
     script = LuaScript(f'local kube = require("kube") function F() return kube.resourceAdd({args}) end')
     assert script.call("F", 1) == (want,)
+
+
+def test_the_agent_retains_through_a_customization() -> None:
+    from agent.execution import merge_for_update
+
+    interpreter = CustomizedInterpreter()
+    interpreter.apply(
+        ric(
+            "keep-paused",
+            retention="function Retain(d, o) d.spec.paused = o.spec.paused return d end",
+        )
+    )
+    desired = {**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "paused": False}}
+    observed = {**DEPLOYMENT, "metadata": {**DEPLOYMENT["metadata"], "resourceVersion": "7"}}
+    observed["spec"] = {**DEPLOYMENT["spec"], "paused": True}
+    assert merge_for_update(desired, observed, interpreter)["spec"]["paused"] is True
+    assert merge_for_update(desired, observed)["spec"]["paused"] is False  # native Deployment retention
