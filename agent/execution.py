@@ -85,11 +85,11 @@ from karmada.api.keys import (
 )
 from karmada.api.names import execution_space
 from karmada.clusters.conditions import condition_status, find, set_condition
-from karmada.interpreter import health, retain, status
+from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
 from karmada.kube.controller import Controller
 from karmada.kube.ratelimit import ControllerRateLimiter
-from karmada.kube.resources import WORKS, UnknownKind
+from karmada.kube.resources import RESOURCE_INTERPRETER_CUSTOMIZATIONS, WORKS, UnknownKind
 from karmada.timestamps import now_time
 
 log = logging.getLogger("agent.execution")
@@ -127,6 +127,9 @@ _CLAIM_NAMESPACED = (
 _CLAIM_CLUSTER = ((CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,), (CLUSTER_PROPAGATION_POLICY_ANNOTATION,))
 
 
+_INTERPRETER = CustomizedInterpreter()
+
+
 class ApplyError(Exception):
     """A manifest that cannot be applied; the message is the member's (or Karmada's) error."""
 
@@ -140,7 +143,7 @@ def _managed_keys(obj: Obj, annotation: str) -> set[str]:
     return {key for key in text.split(",") if key}
 
 
-def merge_for_update(desired: Obj, observed: Obj) -> Obj:
+def merge_for_update(desired: Obj, observed: Obj, interpreter: CustomizedInterpreter | None = None) -> Obj:
     """The object to write over ``observed``: the desired state, the server's
     bookkeeping kept, and observed labels/annotations kept unless Karmada
     managed them and dropped them since."""
@@ -161,12 +164,8 @@ def merge_for_update(desired: Obj, observed: Obj) -> Obj:
         meta[field] = {**kept, **(meta.get(field) or {})}
         if not meta[field]:
             meta.pop(field)
-    result: Obj = (
-        retain.retain(merged, observed)
-        if (merged.get("apiVersion"), merged.get("kind")) in retain.RETAIN_KINDS
-        else merged
-    )
-    return result
+    # Retain: the customization's, the third-party script's, or the native rule (kinds without one: as merged)
+    return (interpreter or _INTERPRETER).retain(merged, observed)
 
 
 def strip_karmada_marks(manifest: Obj) -> Obj:
@@ -259,6 +258,10 @@ class ExecutionController:
         self.reflects = reflect  # Karmada's work-status controller
         self.namespace = execution_space(cluster_name)
         self.works = Informer(control_plane, WORKS, namespace=self.namespace, resync_period=resync_period)
+        # the control plane's customizations decide retention, status and health here
+        self.interpreter = CustomizedInterpreter()
+        self.customizations = Informer(control_plane, RESOURCE_INTERPRETER_CUSTOMIZATIONS)
+        self.customizations.add_handler(self.interpreter.on_event)
         self.mapper = ResourceMapper(member)
         self.control_plane_mapper = ResourceMapper(control_plane)
         self.caches: dict[Resource, Informer] = {}
@@ -273,6 +276,12 @@ class ExecutionController:
         cluster.add_handler(self._cluster_changed)
 
     async def start(self) -> None:
+        self.customizations.start()
+        try:
+            await self.customizations.wait_synced(60)
+        except TimeoutError:
+            # the cache keeps trying; until it lists, the third-party and native rules answer
+            log.warning("ResourceInterpreterCustomizations not listed yet; interpreting without them")
         self.works.start()
         await self.works.wait_synced(60)
         self.controller.start()
@@ -281,6 +290,7 @@ class ExecutionController:
         await self.controller.stop()
         await self.recorder.close()
         await self.works.stop()
+        await self.customizations.stop()
         for cache in self.caches.values():
             await cache.stop()
 
@@ -439,7 +449,10 @@ class ExecutionController:
                 raise ApplyError(conflict_message(manifest, self.cluster_name))
             if self.written.get(key) == (wanted, _digest(observed)):
                 return resource, observed, False
-            desired = merge_for_update(manifest, observed)
+            try:
+                desired = merge_for_update(manifest, observed, self.interpreter)
+            except ValueError as exc:  # a Retain script failed: this manifest fails, the others apply
+                raise ApplyError(str(exc)) from exc
             if _comparable(desired) == _comparable(observed):
                 self.written[key] = (wanted, _digest(observed))
                 return resource, observed, False
@@ -514,7 +527,7 @@ class ExecutionController:
         entry: Obj = {"identifier": identifier}
         what = f"{resource.kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
         try:
-            reflected = status.reflect_status(obj)
+            reflected = self.interpreter.reflect_status(obj)
         except (KeyError, TypeError, ValueError) as exc:
             # Karmada leaves the status as it was when reflection fails
             await self.recorder.record(
@@ -526,7 +539,7 @@ class ExecutionController:
             if reflected is not None:
                 entry["status"] = json.loads(json.dumps(reflected))
         try:
-            entry["health"] = "Healthy" if health.interpret_health(obj) else "Unhealthy"
+            entry["health"] = "Healthy" if self.interpreter.interpret_health(obj) else "Unhealthy"
         except (KeyError, TypeError, ValueError) as exc:
             entry["health"] = "Unknown"
             await self.recorder.record(
@@ -596,7 +609,7 @@ class ExecutionController:
         if observed is None or not _managed(observed):
             return
         if preserve:
-            kept = merge_for_update(strip_karmada_marks(manifest), observed)
+            kept = merge_for_update(strip_karmada_marks(manifest), observed, self.interpreter)
             if _comparable(kept) != _comparable(observed):
                 await self.member.update(resource, kept, namespace)
             log.info(

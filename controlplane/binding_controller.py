@@ -56,6 +56,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from controlplane.context import Context
+from controlplane.interpreter import interpreter_for
 from karmada.api import KubeObject, ResourceBindingSpec
 from karmada.api.binding import ObjectReference
 from karmada.api.cluster import Cluster
@@ -69,7 +70,7 @@ from karmada.api.keys import (
 )
 from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
-from karmada.interpreter import NativeInterpreter
+from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer import object_key
@@ -291,7 +292,7 @@ class BindingController:
         self.cops = cluster_override_policies
         self.ops = override_policies
         self.templates = templates
-        self.interpreter = NativeInterpreter()
+        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
         # who to wake up: bindings by their template's (apiVersion, kind), and by target cluster
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
         self._by_cluster: dict[str, set[Key]] = defaultdict(set)
@@ -727,6 +728,7 @@ def setup(context: Context) -> list[Controller[Key]]:
             namespaced_ops,
             templates,
         )
+        controller.interpreter = interpreter_for(context.informers)
         loop: Controller[Key] = Controller(name, controller.reconcile, workers=max(1, workers))
         loop.watches(bindings, controller.binding_keys)
         loop.watches(cops.informer, controller.policy_keys)

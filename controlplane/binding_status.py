@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from controlplane.context import Context
+from controlplane.interpreter import interpreter_for
 from karmada.aggregation import ManifestNotFound, aggregated_items, binding_status, newly_failed
 from karmada.api.binding import AggregatedStatusItem
 from karmada.api.keys import (
@@ -40,7 +41,8 @@ from karmada.api.keys import (
     RESOURCE_BINDING_NAMESPACE_ANNOTATION,
     RESOURCE_BINDING_PERMANENT_ID_LABEL,
 )
-from karmada.interpreter import NativeInterpreter, Operation
+from karmada.interpreter import Operation
+from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
 from karmada.kube.controller import Controller
 from karmada.kube.informer_factory import InformerFactory
@@ -180,7 +182,7 @@ class BindingStatusController:
         self.caches = {RB: bindings, CRB: cluster_bindings}
         self.index = WorkIndex(works)
         self.recorder = recorder
-        self.interpreter = NativeInterpreter()
+        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
 
     async def reconcile(self, key: Key) -> float | None:
         kind, namespace, name = key
@@ -314,6 +316,7 @@ def setup(context: Context) -> list[Controller[Key]]:
     controller = BindingStatusController(
         context.client, context.mapper, informers, bindings, cluster_bindings, works, context.recorder
     )
+    controller.interpreter = interpreter_for(context.informers)
     reconciler: Controller[Key] = Controller("binding-status", controller.reconcile, workers=WORKERS)
     reconciler.watches(bindings, binding_keys(RB))
     reconciler.watches(cluster_bindings, binding_keys(CRB))

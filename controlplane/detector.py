@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.context import Context
+from controlplane.interpreter import interpreter_for
 from karmada.api.errors import APIValidationError
 from karmada.api.keys import (
     CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
@@ -81,7 +82,8 @@ from karmada.detection import (
     with_claim,
     without_claim,
 )
-from karmada.interpreter import NativeInterpreter, Operation
+from karmada.interpreter import Operation
+from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer_factory import InformerFactory
@@ -174,7 +176,7 @@ class Detector:
         self.skipped_namespaces = tuple(skipped_namespaces)
         self.preemption_enabled = preemption_enabled
         self.priority_scheduling_enabled = priority_scheduling_enabled
-        self.interpreter = NativeInterpreter()
+        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
         self.pps = informers.informer(PROPAGATION_POLICIES)
         self.cpps = informers.informer(CLUSTER_PROPAGATION_POLICIES)
         self.ops = informers.informer(OVERRIDE_POLICIES)
@@ -529,6 +531,8 @@ class Detector:
 
     async def _desired_binding(self, template: Obj, policy: ParsedPolicy) -> Obj:
         replicas, requirements = 0, None
+        if self.interpreter.watched is not None:
+            await self.interpreter.watched.wait_synced(SYNC_TIMEOUT)  # customizations known before the first answer
         if self.interpreter.hook_enabled(
             str(template.get("apiVersion")), str(template.get("kind")), Operation.INTERPRET_REPLICA
         ):
@@ -916,4 +920,5 @@ def setup(context: Context) -> list[Controller[Any]]:
         priority_scheduling_enabled=options.feature_enabled(PRIORITY_GATE),
         workers=options.concurrent_resource_template_syncs,
     )
+    detector.interpreter = interpreter_for(context.informers)
     return [detector.templates, detector.policies]

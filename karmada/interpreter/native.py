@@ -15,6 +15,7 @@ class Operation(StrEnum):
     """Karmada's interpreter operations."""
 
     INTERPRET_REPLICA = "InterpretReplica"
+    INTERPRET_COMPONENT = "InterpretComponent"
     REVISE_REPLICA = "ReviseReplica"
     RETAIN = "Retain"
     AGGREGATE_STATUS = "AggregateStatus"

@@ -48,6 +48,9 @@ ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "Rol
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
 SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False)
 CLUSTERS = Resource("cluster.karmada.io", "v1alpha1", "clusters", "Cluster", False)
+RESOURCE_INTERPRETER_CUSTOMIZATIONS = Resource(
+    "config.karmada.io", "v1alpha1", "resourceinterpretercustomizations", "ResourceInterpreterCustomization", False
+)
 WORKS = Resource("work.karmada.io", "v1alpha1", "works", "Work", True)
 RESOURCE_BINDINGS = Resource("work.karmada.io", "v1alpha2", "resourcebindings", "ResourceBinding", True)
 CLUSTER_RESOURCE_BINDINGS = Resource(
