@@ -66,6 +66,7 @@ from typing import Any
 
 from controlplane.binding_controller import Templates
 from controlplane.context import Context
+from controlplane.interpreter import interpreter_for
 from karmada.api.binding import ObjectReference
 from karmada.api.errors import APIValidationError
 from karmada.api.interpreter import DependentObjectReference
@@ -87,7 +88,6 @@ from karmada.dependencies import (
     reference_matches,
 )
 from karmada.detection.changes import specification_changed
-from karmada.interpreter import NativeInterpreter
 from karmada.interpreter.native import Operation
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
@@ -156,7 +156,8 @@ class DependenciesDistributor:
         self.informers = informers
         self.mapper = mapper
         self.templates = Templates(client, informers, mapper)
-        self.interpreter = NativeInterpreter()
+        # customization-aware: a kind with an InterpretDependency customization has dependencies too
+        self.interpreter = interpreter_for(informers)
         self.enqueue: Callable[[Key], None] = lambda key: None
         # independent bindings by what their annotation lists: (apiVersion, kind, namespace) -> keys
         self._referrers: dict[tuple[str, str, str], set[Key]] = defaultdict(set)

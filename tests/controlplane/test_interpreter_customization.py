@@ -189,3 +189,55 @@ def test_a_customized_crd_workload_is_split_revised_and_its_status_summed(
 
     wait_for(failed_event, timeout=60, what="the Lua error in an event")
     assert get(admin, "rb", rb)["spec"]["replicas"] == 4
+
+
+DEPENDENCY_SCRIPT = """
+function GetDependencies(desiredObj)
+  local refs = {}
+  if desiredObj.spec.configName ~= nil then
+    refs[1] = {apiVersion = "v1", kind = "ConfigMap", namespace = desiredObj.metadata.namespace,
+               name = desiredObj.spec.configName}
+  end
+  return refs
+end"""
+
+
+def test_a_customized_kind_takes_its_dependencies_along(
+    pull_mode: PullMode, member1: ServerThread, member2: ServerThread
+) -> None:
+    """InterpretDependency from a customization feeds the dependencies distributor (propagateDeps)."""
+    members = {"member1": member1, "member2": member2}
+    admins = {name: pull_mode.member_admin(server, name) for name, server in members.items()}
+    for name, server in members.items():
+        if pull_mode.cluster(name) is None:
+            admins[name]("apply", "-f", "-", stdin=json.dumps(CRD))
+            pull_mode.register(server, name)
+            pull_mode.start_agent(server, name)
+    for name in members:
+        wait_for(partial(lambda n: pull_mode.ready(n) == "True", name), timeout=60, what=f"{name} Ready")
+    admin = pull_mode.admin
+    admin("apply", "-f", "-", stdin=json.dumps(CRD))
+    admin(
+        "apply", "-f", "-", stdin=json.dumps(customization(dict(SCRIPTS, dependencyInterpretation=DEPENDENCY_SCRIPT)))
+    )
+    policy = json.loads(json.dumps(POLICY))
+    policy["metadata"]["name"] = "clones-with-deps"
+    policy["spec"]["propagateDeps"] = True
+    policy["spec"]["resourceSelectors"] = [{"apiVersion": "apps.example.io/v1", "kind": "Clone", "name": "api"}]
+    policy["spec"]["priority"] = 10
+    admin("apply", "-f", "-", stdin=json.dumps(policy))
+    workload = clone("api", 2)
+    workload["spec"]["configName"] = "api-config"
+    admin("apply", "-f", "-", stdin=json.dumps(workload))
+    admin("create", "configmap", "api-config", "--from-literal=mode=fast")
+    for name in members:
+        wait_for(
+            partial(lambda n: get(admins[n], "configmap", "api-config") is not None, name),
+            timeout=90,
+            what=f"the dependency api-config in {name}",
+        )
+    assert get(admins["member1"], "configmap", "api-config")["data"] == {"mode": "fast"}
+    annotation = get(admin, "rb", "api-clone")["metadata"]["annotations"]["resourcebinding.karmada.io/dependencies"]
+    assert json.loads(annotation) == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "default", "name": "api-config"}
+    ]
