@@ -2,9 +2,9 @@
 offline on objects from files (no API server), printing karmadactl's result format:
 ``---`` and ``# [i/n] name:`` before each result's YAML.
 
-Only Karmada's native rules answer today: the customization-aware interpreter (Lua
-ResourceInterpreterCustomizations) is not in this tree yet; it has the same methods, so a
-``--customization FILE`` flag can hand it to :func:`karmada.explanation.run_operation`.
+The interpreter is the control plane's: ``--customization FILE`` (repeatable) loads
+ResourceInterpreterCustomizations whose Lua scripts answer first, then the built-in
+third-party customizations, then Karmada's native rules.
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def add(commands: Any) -> None:
         "--status", metavar="FILE", help="AggregateStatus: AggregatedStatusItems (a list, or documents)"
     )
     parser.add_argument("--desired-replica", type=int, metavar="N", help="ReviseReplica: the replicas to set")
+    parser.add_argument(
+        "--customization",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="ResourceInterpreterCustomization(s) to use (their Lua scripts answer before the built-in rules)",
+    )
     parser.set_defaults(run=_run)
 
 
@@ -80,16 +87,22 @@ def _run(args: argparse.Namespace) -> int:
     import yaml
 
     from karmada.explanation import InterpretError, parse_operation, run_operation, status_items
-    from karmada.interpreter import NativeInterpreter
+    from karmada.interpreter.customized import CustomizedInterpreter
     from karmada.timestamps import now_time
 
     try:
+        interpreter = CustomizedInterpreter()
+        for path in args.customization:
+            for document in _documents(path):
+                if not isinstance(document, dict) or document.get("kind") != "ResourceInterpreterCustomization":
+                    raise CommandError(f"{path}: not a ResourceInterpreterCustomization")
+                interpreter.apply(document)
         operation = parse_operation(args.operation)
         obj = _object(args.filename)
         observed = _object(args.observed) if args.observed else None
         status = status_items(_documents(args.status)) if args.status else None
         results = run_operation(
-            NativeInterpreter(),
+            interpreter,
             operation,
             obj,
             observed=observed,

@@ -72,3 +72,37 @@ def test_configmap_has_no_replica_rule(plugin: Plugin, tmp_path: Path) -> None:
     cm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", encoding="utf-8")
     result = plugin("interpret", "-f", str(cm), "--operation", "InterpretReplica", check=False)
     assert (result.returncode, result.stderr) == (1, "error: InterpretReplica rule is not enabled for v1/ConfigMap\n")
+
+
+CUSTOMIZATION = """apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata:
+  name: clones
+spec:
+  target:
+    apiVersion: apps.example.io/v1
+    kind: Clone
+  customizations:
+    replicaResource:
+      luaScript: |
+        function GetReplicas(obj)
+          return obj.spec.size * 2, {}
+        end
+"""
+CLONE = "apiVersion: apps.example.io/v1\nkind: Clone\nmetadata:\n  name: web\nspec:\n  size: 3\n"
+
+
+def test_a_customization_file_answers_for_its_kind(plugin: Plugin, tmp_path: Path) -> None:
+    (tmp_path / "ric.yaml").write_text(CUSTOMIZATION, encoding="utf-8")
+    (tmp_path / "clone.yaml").write_text(CLONE, encoding="utf-8")
+    args = ("interpret", "-f", str(tmp_path / "clone.yaml"), "--operation", "InterpretReplica")
+    assert plugin(*args, check=False).returncode == 1, "no rule for the kind without its customization"
+    result = plugin(*args, "--customization", str(tmp_path / "ric.yaml"))
+    assert result.stdout.startswith("---\n# [1/2] replica:\n6\n")
+    broken = CUSTOMIZATION.replace("obj.spec.size * 2", "obj.spec.size * nil")
+    (tmp_path / "broken.yaml").write_text(broken, encoding="utf-8")
+    failed = plugin(*args, "--customization", str(tmp_path / "broken.yaml"), check=False)
+    assert failed.returncode == 1 and failed.stderr.startswith("error: ")
+    (tmp_path / "other.yaml").write_text(CLONE, encoding="utf-8")
+    wrong = plugin(*args, "--customization", str(tmp_path / "other.yaml"), check=False)
+    assert wrong.returncode == 1 and "not a ResourceInterpreterCustomization" in wrong.stderr
