@@ -34,7 +34,7 @@ NEVER = "Never"
 
 def no_execute_taints(cluster: Mapping[str, Any]) -> list[Taint]:
     return [
-        Taint.model_validate(t)
+        Taint.from_dict(t, path="spec.taints")
         for t in (cluster.get("spec") or {}).get("taints") or []
         if isinstance(t, dict) and t.get("effect") == "NoExecute"
     ]
@@ -134,10 +134,12 @@ def replacement_problem(
     remaining = [c.get("name") for c in spec.get("clusters") or []]
     if remaining:
         return None  # other clusters still serve it (Divided, or several Duplicated copies)
-    models = [Cluster.model_validate(c) for c in clusters if not (c.get("metadata") or {}).get("deletionTimestamp")]
+    models = [Cluster.from_dict(c) for c in clusters if not (c.get("metadata") or {}).get("deletionTimestamp")]
     try:
         result = schedule(
-            ResourceBindingSpec.model_validate(spec), ResourceBindingStatus.model_validate(status or {}), models
+            ResourceBindingSpec.from_dict(spec, path="spec"),
+            ResourceBindingStatus.from_dict(status or {}, path="status"),
+            models,
         )
     except ScheduleFailure as failure:
         return str(failure.error)

@@ -63,7 +63,7 @@ def policy_taints(cluster: Obj, policies: Sequence[ClusterTaintPolicy], now: str
     current: list[Obj] = list((cluster.get("spec") or {}).get("taints") or [])
     taints = [dict(t) for t in current]
     conditions = (cluster.get("status") or {}).get("conditions") or []
-    model = Cluster.model_validate(cluster)
+    model = Cluster.from_dict(cluster)
     for policy in sorted(policies, key=policy_order):
         spec = policy.spec
         if spec.target_clusters is not None and not cluster_matches(model, spec.target_clusters):
