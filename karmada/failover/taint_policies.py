@@ -63,10 +63,12 @@ def policy_taints(cluster: Obj, policies: Sequence[ClusterTaintPolicy], now: str
     current: list[Obj] = list((cluster.get("spec") or {}).get("taints") or [])
     taints = [dict(t) for t in current]
     conditions = (cluster.get("status") or {}).get("conditions") or []
-    model = Cluster.from_dict(cluster)
+    model: Cluster | None = None
     for policy in sorted(policies, key=policy_order):
         spec = policy.spec
-        if spec.target_clusters is not None and not cluster_matches(model, spec.target_clusters):
+        if spec.target_clusters is not None:
+            model = model or Cluster.from_dict(cluster)
+        if spec.target_clusters is not None and model is not None and not cluster_matches(model, spec.target_clusters):
             continue
         if condition_matches(conditions, spec.add_on_conditions, adding=True):
             for wanted in spec.taints:
