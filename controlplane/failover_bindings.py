@@ -22,6 +22,7 @@ Obj = dict[str, Any]
 Key = tuple[str, str, str]
 RB, CRB = "ResourceBinding", "ClusterResourceBinding"
 RESOURCES = {RB: RESOURCE_BINDINGS, CRB: CLUSTER_RESOURCE_BINDINGS}
+WRITE_ATTEMPTS = 3
 
 
 def key_of(kind: str, obj: Obj) -> Key:
@@ -87,22 +88,31 @@ async def set_failover_condition(
     *,
     clear_reasons: Sequence[str] = (),
 ) -> Obj:
-    """Write the binding's Failover condition when it changes (read-modify-write with the
-    binding's resourceVersion; a conflict is retried by the caller's queue)."""
-    kind, namespace, _ = key
-    new = failover_condition_changes(binding.get("status") or {}, wanted, now_time(), clear_reasons=clear_reasons)
-    if new is None:
-        return binding
+    """Write the binding's Failover condition when it changes: read-modify-write with
+    the binding's resourceVersion, again from a fresh read after a conflict (other
+    controllers write the binding's status too)."""
+    kind, namespace, name = key
     resource = RESOURCES[kind]
-    body = {**with_kind(binding, resource), "status": new}
-    try:
-        stored = await client.update(resource, body, namespace or None, subresource="status")
-    except KubeError as exc:
-        if exc.not_found:
+    for attempt in range(WRITE_ATTEMPTS):
+        new = failover_condition_changes(binding.get("status") or {}, wanted, now_time(), clear_reasons=clear_reasons)
+        if new is None:
             return binding
-        raise
-    cache.store(stored)
-    return stored
+        body = {**with_kind(binding, resource), "status": new}
+        try:
+            stored = await client.update(resource, body, namespace or None, subresource="status")
+        except KubeError as exc:
+            if exc.not_found:
+                return binding
+            if not exc.conflict or attempt == WRITE_ATTEMPTS - 1:
+                raise
+            latest = await client.get_or_none(resource, name, namespace or None)
+            if latest is None:
+                return binding
+            binding = with_kind(latest, resource)
+            continue
+        cache.store(stored)
+        return with_kind(stored, resource)
+    return binding
 
 
 def watch_bindings(

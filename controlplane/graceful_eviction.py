@@ -35,8 +35,9 @@ from controlplane.failover_bindings import (
     watch_bindings,
     with_kind,
 )
+from karmada.clusters.conditions import find
 from karmada.failover import REASON_EVICTION_PENDING, assess_tasks, next_retry
-from karmada.failover.conditions import REASON_EVICTION_COMPLETED
+from karmada.failover.conditions import CONDITION_FAILOVER, REASON_EVICTION_COMPLETED
 from karmada.failover.tasks import deadline
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
@@ -81,6 +82,11 @@ class GracefulEvictionController:
         binding = with_kind(binding, RESOURCES[kind])
         tasks = (binding.get("spec") or {}).get("gracefulEvictionTasks") or []
         if not tasks:
+            # the last task went in an earlier reconcile whose condition write failed
+            if (find((binding.get("status") or {}).get("conditions"), CONDITION_FAILOVER) or {}).get(
+                "reason"
+            ) == REASON_EVICTION_PENDING:
+                await set_failover_condition(self.client, self.caches[kind], key, binding, _completed(binding, []))
             return None
         now = utcnow()
         result = assess_tasks(binding, now, self.timeout)
@@ -105,16 +111,26 @@ class GracefulEvictionController:
         if result.kept:
             wanted = ("True", REASON_EVICTION_PENDING, pending_message(stored, self.timeout, result.held))
         else:
-            targets = ", ".join(str(c.get("name")) for c in (stored.get("spec") or {}).get("clusters") or [])
-            done = ", ".join(result.evicted)
-            wanted = ("True", REASON_EVICTION_COMPLETED, f"Evicted from {done}; the workload runs in {targets}.")
+            wanted = _completed(stored, result.evicted)
         await set_failover_condition(self.client, self.caches[kind], key, stored, wanted)
         wait = next_retry(result.kept, self.timeout, utcnow())
         return wait if wait > 0 else None
 
 
+def _completed(binding: Obj, evicted: list[str]) -> tuple[str, str, str]:
+    targets = ", ".join(str(c.get("name")) for c in (binding.get("spec") or {}).get("clusters") or [])
+    done = f"Evicted from {', '.join(evicted)}" if evicted else "Eviction completed"
+    return ("True", REASON_EVICTION_COMPLETED, f"{done}; the workload runs in {targets}.")
+
+
 def _has_tasks(kind: str, obj: Obj, old: Obj | None) -> bool:
-    return kind != "DELETED" and bool((obj.get("spec") or {}).get("gracefulEvictionTasks"))
+    if kind == "DELETED":
+        return False
+    if (obj.get("spec") or {}).get("gracefulEvictionTasks"):
+        return True
+    # a pending condition left behind by a failed write is finished off
+    condition = find((obj.get("status") or {}).get("conditions"), CONDITION_FAILOVER) or {}
+    return condition.get("reason") == REASON_EVICTION_PENDING
 
 
 def setup(context: Context) -> list[Controller[Key]]:
