@@ -70,6 +70,7 @@ class SandboxOptions:
     node_pods: int = 110
     simulate_workloads: bool = True
     ready_timeout: float = 180.0
+    controlplane_args: list[str] = field(default_factory=list)  # extra karmada-controlplane flags
 
 
 @dataclass
@@ -221,7 +222,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         say("karmada: CRDs, namespaces and bootstrap RBAC installed")
         controlplane = start(
             "karmada-controlplane",
-            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
+            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}", *options.controlplane_args],
             directory / "logs" / "karmada-controlplane.log",
             sandbox.run_dir,
         )
