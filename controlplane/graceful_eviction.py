@@ -44,6 +44,7 @@ from karmada.kube.controller import Controller
 from karmada.timestamps import format_time, utcnow
 
 log = logging.getLogger("controlplane.gracefuleviction")
+MIN_RETRY = 0.05  # a task due now is looked at again at once, not forgotten
 Obj = dict[str, Any]
 
 
@@ -113,8 +114,11 @@ class GracefulEvictionController:
         else:
             wanted = _completed(stored, result.evicted)
         await set_failover_condition(self.client, self.caches[kind], key, stored, wanted)
-        wait = next_retry(result.kept, self.timeout, utcnow())
-        return wait if wait > 0 else None
+        # held tasks wait for a new placement (a binding change), not for a time
+        timed = [t for t in result.kept if t["fromCluster"] not in result.held and deadline(t, self.timeout)]
+        if not timed:
+            return None
+        return max(next_retry(timed, self.timeout, utcnow()), MIN_RETRY)
 
 
 def _completed(binding: Obj, evicted: list[str]) -> tuple[str, str, str]:

@@ -42,11 +42,12 @@ def detect_failures(
         if first is None:
             since[cluster] = now
             left = float(toleration_seconds)
-        elif now > first + tolerance:
+        elif now >= first + tolerance:
             evict.append(cluster)
             continue
         else:
-            left = (first + tolerance - now).total_seconds()
+            # never 0: the caller looks again after ``wait`` seconds, and 0 means "no need"
+            left = max((first + tolerance - now).total_seconds(), 0.05)
         wait = left if wait is None else min(wait, left)
     return (wait or 0.0), evict
 

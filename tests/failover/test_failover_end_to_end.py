@@ -110,16 +110,20 @@ def test_directly_removes_the_old_copy_first(bed: Bed) -> None:
     try:
         bed.taint(old, "maintenance=true:NoExecute")
         seen_both = []
+        modes = set()
 
         def moved() -> str | None:
+            modes.update(t.get("purgeMode") for t in bed.tasks("batch-deployment"))
             placed = bed.placed("deployment", "batch")
             if len(placed) > 1:
                 seen_both.append(placed)
             return placed[0] if placed and placed != [old] else None
 
-        new = wait_for(moved, timeout=60, interval=0.1, what="batch elsewhere")
+        new = wait_for(moved, timeout=60, interval=0.05, what="batch elsewhere")
         assert new != old and not seen_both, f"old and new ran together: {seen_both}"
-        assert bed.tasks("batch-deployment")[0]["purgeMode"] == "Directly"
+        assert modes <= {"Directly"}, modes
+        events = bed.events("default", "EvictWorkloadFromClusterSucceed")
+        assert f"Deployment/batch: Evict from cluster {old} succeed." in events
     finally:
         untaint_all(bed, "maintenance")
         clean(bed, "batch")

@@ -372,7 +372,8 @@ def test_unhealthy_and_detection() -> None:
     since: dict[str, datetime.datetime] = {}
     assert detect_failures(since, ["m1"], 60, NOW) == (60.0, [])
     assert detect_failures(since, ["m1"], 60, NOW + datetime.timedelta(seconds=20)) == (40.0, [])
-    assert detect_failures(since, ["m1"], 60, NOW + datetime.timedelta(seconds=61)) == (0.0, ["m1"])
+    assert detect_failures(since, ["m1"], 60, NOW + datetime.timedelta(seconds=59.99)) == (0.05, [])
+    assert detect_failures(since, ["m1"], 60, NOW + datetime.timedelta(seconds=60)) == (0.0, ["m1"])
     forget(since, {"m1"}, ["m1"])
     assert since == {}
 
