@@ -15,7 +15,7 @@ Never: ``suppressDeletion: true``), and, with ``StatefulFailoverInjection``,
 the ``statePreservation`` labels and ``clustersBeforeFailover``.
 
 Beyond Karmada: no eviction when no other cluster would take the workload
-(the binding says so with ``Failover=False NoClusterFit``; Karmada would leave
+(the binding says so with ``Failover=False UnhealthyNoClusterFit``; Karmada would leave
 it with no target, karmada-io/karmada#7455).
 """
 
@@ -42,7 +42,7 @@ from karmada.api.binding import EVICTION_REASON_APPLICATION_FAILURE
 from karmada.api.policy import ApplicationFailoverBehavior
 from karmada.failover import (
     REASON_EVICTED,
-    REASON_NO_CLUSTER_FIT,
+    REASON_UNHEALTHY_NO_CLUSTER_FIT,
     EvictionTask,
     detect_failures,
     evict_cluster,
@@ -116,6 +116,11 @@ class ApplicationFailoverController:
         unhealthy, others = unhealthy_clusters(spec, statuses)
         now = utcnow()
         wait, evict = detect_failures(since, unhealthy, behavior.decision_conditions.toleration_seconds, now)
+        if not unhealthy:
+            # recovered in place: a hold said earlier no longer applies
+            await set_failover_condition(
+                self.client, self.caches[kind], key, binding, None, clear_reasons=(REASON_UNHEALTHY_NO_CLUSTER_FIT,)
+            )
         if evict:
             again = await self._evict(key, binding, behavior, evict[0])
             if again is not None:
@@ -177,7 +182,7 @@ class ApplicationFailoverController:
                 f"fits ({problem}); it stays in {cluster}."
             )
             stored = await set_failover_condition(
-                self.client, self.caches[kind], key, binding, ("False", REASON_NO_CLUSTER_FIT, message)
+                self.client, self.caches[kind], key, binding, ("False", REASON_UNHEALTHY_NO_CLUSTER_FIT, message)
             )
             if stored is not binding:
                 log.warning("%s: %s", describe(key), message)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from karmada.failover import failover_condition_changes
+from karmada.failover import CONDITION_FAILOVER, failover_condition_changes
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource
 from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, RESOURCE_BINDINGS
 from karmada.timestamps import now_time
@@ -87,14 +87,17 @@ async def set_failover_condition(
     wanted: tuple[str, str, str] | None,
     *,
     clear_reasons: Sequence[str] = (),
+    kind: str = CONDITION_FAILOVER,
 ) -> Obj:
-    """Write the binding's Failover condition when it changes: read-modify-write with
+    """Write the binding's Failover (or ``kind``) condition when it changes: read-modify-write with
     the binding's resourceVersion, again from a fresh read after a conflict (other
     controllers write the binding's status too)."""
-    kind, namespace, name = key
-    resource = RESOURCES[kind]
+    binding_kind, namespace, name = key
+    resource = RESOURCES[binding_kind]
     for attempt in range(WRITE_ATTEMPTS):
-        new = failover_condition_changes(binding.get("status") or {}, wanted, now_time(), clear_reasons=clear_reasons)
+        new = failover_condition_changes(
+            binding.get("status") or {}, wanted, now_time(), clear_reasons=clear_reasons, kind=kind
+        )
         if new is None:
             return binding
         body = {**with_kind(binding, resource), "status": new}

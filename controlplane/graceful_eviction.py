@@ -14,8 +14,8 @@ cluster <c> succeed." on binding and template for each task done, and looked
 at again when the earliest remaining task times out.
 
 Beyond Karmada: a task that timed out while the binding has no target cluster
-stays (its Work is the only copy); the binding's ``Failover`` condition says
-which tasks are pending and until when, and which are held.
+stays (its Work is the only copy); the binding's ``GracefulEviction``
+condition says which tasks are pending and until when, and which are held.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from controlplane.failover_bindings import (
 )
 from karmada.clusters.conditions import find
 from karmada.failover import REASON_EVICTION_PENDING, assess_tasks, next_retry
-from karmada.failover.conditions import CONDITION_FAILOVER, REASON_EVICTION_COMPLETED
+from karmada.failover.conditions import CONDITION_GRACEFUL_EVICTION, REASON_EVICTION_COMPLETED
 from karmada.failover.tasks import deadline
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
@@ -84,10 +84,17 @@ class GracefulEvictionController:
         tasks = (binding.get("spec") or {}).get("gracefulEvictionTasks") or []
         if not tasks:
             # the last task went in an earlier reconcile whose condition write failed
-            if (find((binding.get("status") or {}).get("conditions"), CONDITION_FAILOVER) or {}).get(
+            if (find((binding.get("status") or {}).get("conditions"), CONDITION_GRACEFUL_EVICTION) or {}).get(
                 "reason"
             ) == REASON_EVICTION_PENDING:
-                await set_failover_condition(self.client, self.caches[kind], key, binding, _completed(binding, []))
+                await set_failover_condition(
+                    self.client,
+                    self.caches[kind],
+                    key,
+                    binding,
+                    _completed(binding, []),
+                    kind=CONDITION_GRACEFUL_EVICTION,
+                )
             return None
         now = utcnow()
         result = assess_tasks(binding, now, self.timeout)
@@ -113,7 +120,9 @@ class GracefulEvictionController:
             wanted = ("True", REASON_EVICTION_PENDING, pending_message(stored, self.timeout, result.held))
         else:
             wanted = _completed(stored, result.evicted)
-        await set_failover_condition(self.client, self.caches[kind], key, stored, wanted)
+        await set_failover_condition(
+            self.client, self.caches[kind], key, stored, wanted, kind=CONDITION_GRACEFUL_EVICTION
+        )
         # held tasks wait for a new placement (a binding change), not for a time
         timed = [t for t in result.kept if t["fromCluster"] not in result.held and deadline(t, self.timeout)]
         if not timed:
@@ -133,7 +142,7 @@ def _has_tasks(kind: str, obj: Obj, old: Obj | None) -> bool:
     if (obj.get("spec") or {}).get("gracefulEvictionTasks"):
         return True
     # a pending condition left behind by a failed write is finished off
-    condition = find((obj.get("status") or {}).get("conditions"), CONDITION_FAILOVER) or {}
+    condition = find((obj.get("status") or {}).get("conditions"), CONDITION_GRACEFUL_EVICTION) or {}
     return condition.get("reason") == REASON_EVICTION_PENDING
 
 

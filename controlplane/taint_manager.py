@@ -77,7 +77,7 @@ log = logging.getLogger("controlplane.taintmanager")
 Obj = dict[str, Any]
 RETRY_FREQUENCY = 10.0  # Karmada's ClusterTaintEvictionRetryFrequency
 MAX_EVICTION_DELAY = 1800.0  # Karmada's maxEvictionDelay (rate 0)
-HOLD_REASONS = (REASON_NO_CLUSTER_FIT, REASON_CLUSTER_NOT_TAINTED)
+HOLD_REASONS = (REASON_NO_CLUSTER_FIT, REASON_CLUSTER_NOT_TAINTED)  # ours to clear
 
 
 class MissingPlacement(ValueError):

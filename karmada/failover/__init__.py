@@ -11,10 +11,12 @@ the results (``taint_manager``, ``cluster_taint_policy``, ``graceful_eviction``,
 from karmada.failover.application import detect_failures, unhealthy_clusters
 from karmada.failover.conditions import (
     CONDITION_FAILOVER,
+    CONDITION_GRACEFUL_EVICTION,
     REASON_CLUSTER_NOT_TAINTED,
     REASON_EVICTED,
     REASON_EVICTION_PENDING,
     REASON_NO_CLUSTER_FIT,
+    REASON_UNHEALTHY_NO_CLUSTER_FIT,
     failover_condition_changes,
 )
 from karmada.failover.eviction import (
@@ -32,10 +34,12 @@ from karmada.failover.tasks import TaskAssessment, assess_tasks, next_retry
 
 __all__ = [
     "CONDITION_FAILOVER",
+    "CONDITION_GRACEFUL_EVICTION",
     "REASON_CLUSTER_NOT_TAINTED",
     "REASON_EVICTED",
     "REASON_EVICTION_PENDING",
     "REASON_NO_CLUSTER_FIT",
+    "REASON_UNHEALTHY_NO_CLUSTER_FIT",
     "EvictionTask",
     "StateError",
     "TaskAssessment",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -35,12 +37,25 @@ def bed(localkube: ServerThread, workdir: Path) -> Iterator[Bed]:
             pull.register(server, name)
             pull.start_agent(server, name)
         for name in MEMBERS:
-            wait_for(lambda name=name: pull.ready(name) == "True", timeout=60, what=f"{name} Ready")
+            wait_for(partial(is_ready, pull, name), timeout=60, what=f"{name} Ready")
         yield Bed(pull, servers)
     finally:
         pull.stop()
         for generator in stops:
             next(generator, None)
+
+
+def is_ready(pull: PullMode, name: str) -> bool:
+    return pull.ready(name) == "True"
+
+
+def absent(bed: Bed, cluster: str, name: str) -> bool:
+    return bed.in_member(cluster, "deployment", name) is None
+
+
+def condition_with(bed: Bed, binding: str, reason: str) -> dict[str, str] | None:
+    condition = bed.condition(binding)
+    return condition if condition.get("reason") == reason else None
 
 
 def clean(bed: Bed, *names: str) -> None:
@@ -49,9 +64,7 @@ def clean(bed: Bed, *names: str) -> None:
         bed.admin("delete", "propagationpolicy", name, "--ignore-not-found")
     for cluster in MEMBERS:
         for name in names:
-            wait_for(
-                lambda c=cluster, n=name: bed.in_member(c, "deployment", n) is None, timeout=30, what=f"{name} gone"
-            )
+            wait_for(partial(absent, bed, cluster, name), timeout=30, what=f"{name} gone from {cluster}")
 
 
 def untaint_all(bed: Bed, key: str) -> None:
@@ -91,7 +104,7 @@ def test_gracefully_keeps_the_old_copy_until_the_new_one_is_healthy(bed: Bed) ->
         assert any(
             f"Evict from cluster {old} succeed." in e for e in bed.events("default", "EvictWorkloadFromClusterSucceed")
         )
-        assert bed.condition("nginx-deployment")["reason"] == "EvictionCompleted"
+        assert bed.condition("nginx-deployment", "GracefulEviction")["reason"] == "EvictionCompleted"
         # untaint restores scheduling without moving the workload back
         bed.taint(old, "unavailable=true:NoExecute-")
         wait_for(lambda: "unavailable" not in bed.pull.taint_keys(old), what="untainted")
@@ -110,10 +123,10 @@ def test_directly_removes_the_old_copy_first(bed: Bed) -> None:
     try:
         bed.taint(old, "maintenance=true:NoExecute")
         seen_both = []
-        modes = set()
+        modes: set[str] = set()
 
         def moved() -> str | None:
-            modes.update(t.get("purgeMode") for t in bed.tasks("batch-deployment"))
+            modes.update(str(t.get("purgeMode")) for t in bed.tasks("batch-deployment"))
             placed = bed.placed("deployment", "batch")
             if len(placed) > 1:
                 seen_both.append(placed)
@@ -135,10 +148,7 @@ def test_nowhere_else_to_go_keeps_the_workload_and_says_why(bed: Bed) -> None:
     try:
         bed.taint("member1", "unavailable=true:NoExecute")
         condition = wait_for(
-            lambda: (
-                bed.condition("pinned-deployment").get("reason") == "NoClusterFit"
-                and bed.condition("pinned-deployment")
-            ),
+            partial(condition_with, bed, "pinned-deployment", "NoClusterFit"),
             timeout=30,
             what="Failover=False NoClusterFit",
         )
@@ -148,9 +158,6 @@ def test_nowhere_else_to_go_keeps_the_workload_and_says_why(bed: Bed) -> None:
     finally:
         untaint_all(bed, "unavailable")
         clean(bed, "pinned")
-    wait_for(lambda: not bed.condition("pinned-deployment"), timeout=10, what="binding gone") if bed.binding(
-        "pinned-deployment"
-    ) else None
 
 
 TAINT_POLICY = {
@@ -176,9 +183,7 @@ def test_silent_agent_moves_nothing_until_a_taint_policy_says_so(bed: Bed) -> No
         agent.kill()
         wait_for(lambda: bed.pull.ready(old) == "Unknown", timeout=30, what=f"{old} Ready=Unknown")
         condition = wait_for(
-            lambda: (
-                bed.condition("web-deployment").get("reason") == "ClusterNotTainted" and bed.condition("web-deployment")
-            ),
+            partial(condition_with, bed, "web-deployment", "ClusterNotTainted"),
             timeout=30,
             what="the binding saying nothing is evicted",
         )
@@ -211,11 +216,16 @@ def test_application_failover_moves_an_unhealthy_workload_with_its_state(bed: Be
             },
         }
     }
-    bed.apply(
-        deployment("flink"), policy("flink", [selector("Deployment", "flink")], propagateDeps=True, failover=failover)
-    )
-    old = bed.serving("flink-deployment")
-    override = {
+    # ordered affinity terms: member1 first, member2 when member1 cannot take it
+    flink_policy = policy("flink", [selector("Deployment", "flink")], propagateDeps=True, failover=failover)
+    placement = flink_policy["spec"]["placement"]
+    del placement["clusterAffinity"]
+    placement["clusterAffinities"] = [
+        {"affinityName": "primary", "clusterNames": ["member1"]},
+        {"affinityName": "backup", "clusterNames": ["member2"]},
+    ]
+    old = "member1"
+    override: dict[str, Any] = {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "OverridePolicy",
         "metadata": {"name": "flink-unready", "namespace": "default"},
@@ -238,16 +248,36 @@ def test_application_failover_moves_an_unhealthy_workload_with_its_state(bed: Be
         },
     }
     try:
-        bed.apply(override)
+        # unhealthy in member2 too at first, so the old task stays and can be looked at
+        override["spec"]["overrideRules"][0]["targetCluster"]["clusterNames"] = ["member1", "member2"]
+        bed.apply(override, deployment("flink"), flink_policy)
+        wait_for(lambda: bed.in_member(old, "deployment", "flink"), timeout=30, what="flink in member1")
         tasks = wait_for(lambda: bed.tasks("flink-deployment"), timeout=60, what="an ApplicationFailure task")
         assert tasks[0]["fromCluster"] == old and tasks[0]["reason"] == "ApplicationFailure"
+        assert tasks[0]["producer"] == "resource-binding-application-failover-controller"
         assert tasks[0]["preservedLabelState"] == {"failover.example.io/replicas": "2"}
         assert tasks[0]["clustersBeforeFailover"] == [old]
-        new = bed.serving("flink-deployment")
-        assert new != old
-        labels = (bed.in_member(new, "deployment", "flink") or {})["metadata"]["labels"]
-        assert labels.get("failover.example.io/replicas") == "2"
-        assert bed.condition("flink-deployment")["status"] == "True"
+        assert bed.targets("flink-deployment") == ["member2"]
+
+        def labelled() -> bool:
+            found = bed.in_member("member2", "deployment", "flink") or {}
+            return bool((found.get("metadata") or {}).get("labels", {}).get("failover.example.io/replicas") == "2")
+
+        wait_for(labelled, timeout=30, what="the preserved state as a label in member2")
+        # unhealthy in member2 as well, with nowhere else to go: it stays there and the binding says why
+        condition = wait_for(
+            partial(condition_with, bed, "flink-deployment", "UnhealthyNoClusterFit"),
+            timeout=30,
+            what="Failover=False UnhealthyNoClusterFit",
+        )
+        assert "stays in member2" in condition["message"]
+        assert bed.targets("flink-deployment") == ["member2"]
+        # member2 recovers: the task goes (the label with it, as in Karmada) and flink runs there
+        override["spec"]["overrideRules"][0]["targetCluster"]["clusterNames"] = ["member1"]
+        bed.apply(override)
+        wait_for(lambda: not bed.tasks("flink-deployment"), timeout=60, what="the task gone once member2 is healthy")
+        assert bed.serving("flink-deployment") == "member2"
+        wait_for(lambda: bed.in_member(old, "deployment", "flink") is None, timeout=30, what="gone from member1")
     finally:
         bed.admin("delete", "overridepolicy", "flink-unready", "--ignore-not-found")
         clean(bed, "flink")
