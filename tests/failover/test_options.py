@@ -79,3 +79,12 @@ async def _started(options: Options) -> dict[str, int]:
 )
 async def test_what_starts(gates: dict[str, bool], taint_manager: bool, expected: dict[str, int]) -> None:
     assert await _started(Options(feature_gates=gates, enable_taint_manager=taint_manager)) == expected
+
+
+def test_evictions_are_paced() -> None:
+    from controlplane.taint_manager import EvictionPacer
+
+    pacer = EvictionPacer(0.5)
+    assert pacer.wait() == 0.0  # the first eviction goes at once
+    assert 1.9 < pacer.wait() <= 2.0  # the next one two seconds later
+    assert EvictionPacer(0).interval == 1800.0  # rate 0: one per 1800 s, as Karmada
