@@ -87,3 +87,18 @@ def test_application(sandbox: LocalSandbox) -> None:
         assert "Evict from cluster member1 succeed." in events
     finally:
         clean(sandbox, "failover-application")
+
+
+def test_taint_policy(sandbox: LocalSandbox) -> None:
+    try:
+        # the Run block freezes the serving cluster's agent, waits past the grace period, adds the policy
+        sandbox.run_block("failover-taint-policy", "Run")
+        tasks = wait_until(lambda: binding(sandbox)["spec"].get("gracefulEvictionTasks"), "an eviction task", 60)
+        frozen = tasks[0]["fromCluster"]
+        cluster = sandbox.get(None, "cluster", frozen) or {}
+        assert "cluster.karmada.io/not-ready" in [t["key"] for t in cluster["spec"].get("taints") or []]
+        wait_until(lambda: [c for c in placed(sandbox) if c != frozen] or None, "nginx running in another cluster", 90)
+        # the frozen agent cannot remove the old copy: it is still there
+        assert frozen in placed(sandbox)
+    finally:
+        clean(sandbox, "failover-taint-policy")
