@@ -339,3 +339,45 @@ def test_agent_back_after_an_outage_applies_the_current_works_and_deletes_only_d
     assert bed.in_member("member3", "configmap", "stray") is not None
     member("delete", "configmap", "local-only", "stray")
     clean(bed, "keep")
+
+
+def test_a_cluster_resource_binding_moves_too(bed: Bed) -> None:
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "failover-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}],
+    }
+    cpp = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "ClusterPropagationPolicy",
+        "metadata": {"name": "failover-reader"},
+        "spec": {
+            "failover": {"cluster": {"purgeMode": "Directly"}},
+            "resourceSelectors": [
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "failover-reader"}
+            ],
+            "placement": {
+                "clusterAffinity": {"clusterNames": list(MEMBERS)},
+                "spreadConstraints": [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}],
+            },
+        },
+    }
+    bed.apply(role, cpp)
+
+    def where() -> list[str]:
+        return [
+            c for c in MEMBERS if bed.members[c]("get", "clusterrole", "failover-reader", check=False).returncode == 0
+        ]
+
+    old = wait_for(lambda: where() if len(where()) == 1 else None, timeout=60, what="the ClusterRole in one cluster")[0]
+    try:
+        bed.taint(old, "unavailable=true:NoExecute")
+        new = wait_for(lambda: [c for c in where() if c != old] or None, timeout=60, what="the ClusterRole elsewhere")
+        assert old not in where() and len(new) == 1
+        crb = json.loads(bed.admin("get", "clusterresourcebinding", "failover-reader-clusterrole", "-o", "json").stdout)
+        assert [c["name"] for c in crb["spec"]["clusters"]] == new
+    finally:
+        untaint_all(bed, "unavailable")
+        bed.admin("delete", "clusterpropagationpolicy", "failover-reader", "--ignore-not-found")
+        bed.admin("delete", "clusterrole", "failover-reader", "--ignore-not-found")
