@@ -185,11 +185,14 @@ class TaintManager:
         for name in silent:
             ready = find(((self.clusters.get(name) or {}).get("status") or {}).get("conditions"), "Ready") or {}
             parts.append(f"{name} is Ready={ready.get('status', 'Unknown')}")
-        message = (
-            f"Cluster {', '.join(parts)} without a NoExecute taint; nothing is evicted. "
-            f"A ClusterTaintPolicy or 'kubectl karmada taint clusters {silent[0]} <key>=<value>:NoExecute' "
-            "moves the workload."
-        )
+        if self.evict:
+            how = (
+                f"A ClusterTaintPolicy or 'kubectl karmada taint clusters {silent[0]} <key>=<value>:NoExecute' "
+                "moves the workload."
+            )
+        else:
+            how = "NoExecute taints evict nothing either: --enable-no-execute-taint-eviction is false."
+        message = f"Cluster {', '.join(parts)} without a NoExecute taint; nothing is evicted. {how}"
         await set_failover_condition(
             self.client, self.caches[key[0]], key, binding, ("False", REASON_CLUSTER_NOT_TAINTED, message)
         )
