@@ -36,8 +36,9 @@ back). Templates are not watched: the detector updates the binding's
 Knowingly different from Karmada: the finalizer and the binding's permanent id
 are added here when missing (Karmada's detector and webhook add them on
 create); a Work no longer overridden loses its applied-overrides annotations
-(Karmada merges annotations and keeps naming policies that no longer apply);
-Karmada's alpha StatefulFailoverInjection (off by default) is not done.
+(Karmada merges annotations and keeps naming policies that no longer apply).
+With Karmada's alpha StatefulFailoverInjection gate (off by default) a workload
+moved by a ``Directly`` eviction gets the task's preserved labels.
 
 Each controller runs ``--concurrent-(cluster)resourcebinding-syncs`` workers
 (5) on the manager's event loop; a key is never reconciled by two workers at
@@ -293,6 +294,7 @@ class BindingController:
         self.ops = override_policies
         self.templates = templates
         self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
+        self.stateful_failover_injection = False  # Karmada's StatefulFailoverInjection gate
         # who to wake up: bindings by their template's (apiVersion, kind), and by target cluster
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
         self._by_cluster: dict[str, set[Key]] = defaultdict(set)
@@ -546,7 +548,17 @@ class BindingController:
                 continue
             try:
                 rendered = render_work(
-                    template, binding, spec, self.scope, target, cluster, cops, ops, self.interpreter, completions
+                    template,
+                    binding,
+                    spec,
+                    self.scope,
+                    target,
+                    cluster,
+                    cops,
+                    ops,
+                    self.interpreter,
+                    completions,
+                    stateful_failover_injection=self.stateful_failover_injection,
                 )
             except OverrideError as exc:
                 message = f"cluster {target.name}: {exc}"
@@ -729,6 +741,7 @@ def setup(context: Context) -> list[Controller[Key]]:
             templates,
         )
         controller.interpreter = interpreter_for(context.informers)
+        controller.stateful_failover_injection = options.feature_enabled("StatefulFailoverInjection")
         loop: Controller[Key] = Controller(name, controller.reconcile, workers=max(1, workers))
         loop.watches(bindings, controller.binding_keys)
         loop.watches(cops.informer, controller.policy_keys)

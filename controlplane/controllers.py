@@ -17,13 +17,17 @@ from typing import Any
 
 from controlplane import (
     agent_approver,
+    application_failover,
     binding_controller,
     binding_status,
     cluster_controller,
+    cluster_taint_policy,
     dependencies_distributor,
     detector,
+    graceful_eviction,
     namespace_sync,
     scheduler_controller,
+    taint_manager,
 )
 from controlplane.context import Context
 from controlplane.options import Options
@@ -31,14 +35,23 @@ from karmada.kube.controller import Controller
 
 Setup = Callable[[Context], list[Controller[Any]]]
 
+
+def _cluster(context: Context) -> list[Controller[Any]]:
+    """Karmada's cluster controller starts the taint manager beside it."""
+    return [*cluster_controller.setup(context), *taint_manager.setup(context)]
+
+
 REGISTRY: dict[str, Setup] = {
-    "cluster": cluster_controller.setup,
+    "cluster": _cluster,
     "agentcsrapproving": agent_approver.setup,
     "detector": detector.setup,
     "scheduler": scheduler_controller.setup,
     "binding": binding_controller.setup,
     "bindingStatus": binding_status.setup,
     "namespace": namespace_sync.setup,
+    "clustertaintpolicy": cluster_taint_policy.setup,
+    "gracefulEviction": graceful_eviction.setup,
+    "applicationFailover": application_failover.setup,
 }
 
 # Controllers Karmada starts by feature gate, not by --controllers: name -> (gate, setup)

@@ -9,7 +9,18 @@ from dataclasses import dataclass, field
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 
-ALL_CONTROLLERS = ("cluster", "agentcsrapproving", "detector", "scheduler", "binding", "bindingStatus", "namespace")
+ALL_CONTROLLERS = (
+    "cluster",
+    "agentcsrapproving",
+    "detector",
+    "scheduler",
+    "binding",
+    "bindingStatus",
+    "namespace",
+    "clustertaintpolicy",
+    "gracefulEviction",
+    "applicationFailover",
+)
 
 
 @dataclass
@@ -37,6 +48,12 @@ class Options:
     concurrent_resourcebinding_syncs: int = 5
     concurrent_clusterresourcebinding_syncs: int = 5
     concurrent_dependent_resource_syncs: int = 2
+    # failover (the taint manager runs inside the cluster controller, as in Karmada)
+    enable_taint_manager: bool = True
+    enable_no_execute_taint_eviction: bool = False
+    no_execute_taint_eviction_purge_mode: str = "Gracefully"
+    resource_eviction_rate: float = 0.5
+    graceful_eviction_timeout: float = 600.0
     # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     verbosity: int = 2
@@ -46,7 +63,14 @@ class Options:
 
 
 # Karmada's defaults for the gates this implementation consults
-FEATURE_GATE_DEFAULTS = {"PropagationPolicyPreemption": False, "PriorityBasedScheduling": True, "PropagateDeps": True}
+FEATURE_GATE_DEFAULTS = {
+    "PropagationPolicyPreemption": False,
+    "PriorityBasedScheduling": True,
+    "PropagateDeps": True,
+    "Failover": False,
+    "GracefulEviction": True,
+    "StatefulFailoverInjection": False,
+}
 
 
 def feature_gates(text: str) -> dict[str, bool]:
@@ -82,6 +106,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cluster-monitor-grace-period", "40s"),
         ("--cluster-startup-grace-period", "60s"),
         ("--cleanup-check-interval", "10s"),
+        ("--graceful-eviction-timeout", "10m"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
     # karmada-scheduler's flags
@@ -116,6 +141,38 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="dependent resources synced at once (2); the distributor runs while the PropagateDeps gate is on",
     )
     parser.add_argument(
+        "--enable-taint-manager",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="evict workloads from clusters with NoExecute taints they do not tolerate (true; needs Failover=true)",
+    )
+    parser.add_argument(
+        "--enable-no-execute-taint-eviction",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="let the taint manager act on NoExecute taints (false: an administrator turns it on deliberately)",
+    )
+    parser.add_argument(
+        "--no-execute-taint-eviction-purge-mode",
+        type=_purge_mode,
+        default=defaults.no_execute_taint_eviction_purge_mode,
+        metavar="MODE",
+        help="purge mode when the policy sets no failover.cluster: Gracefully or Directly (Gracefully)",
+    )
+    parser.add_argument(
+        "--resource-eviction-rate",
+        type=_eviction_rate,
+        default=defaults.resource_eviction_rate,
+        metavar="RATE",
+        help="bindings evicted per second in a cluster failover (0.5; 0 means one per 1800s)",
+    )
+    parser.add_argument(
         "--feature-gates",
         type=feature_gates,
         default={},
@@ -133,6 +190,22 @@ def _regex_list(text: str) -> tuple[str, ...]:
         except re.error as exc:
             raise argparse.ArgumentTypeError(f'invalid regular expression "{pattern}": {exc}') from None
     return patterns
+
+
+def _purge_mode(text: str) -> str:
+    if text not in ("Gracefully", "Directly"):
+        raise argparse.ArgumentTypeError(f'unsupported purge mode "{text}": use Gracefully or Directly')
+    return text
+
+
+def _eviction_rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'invalid rate "{text}": a number of evictions per second') from None
+    if rate < 0:
+        raise argparse.ArgumentTypeError(f'invalid rate "{text}": must not be negative')
+    return rate
 
 
 def from_args(args: argparse.Namespace) -> Options:

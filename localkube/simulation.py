@@ -9,7 +9,9 @@ Nothing runs: a Pod is "Running and Ready" as soon as it is bound to a Node
 whose allocatable cpu, memory and pod count still fit its requests; a Pod
 that fits nowhere stays Pending with ``PodScheduled=False`` (Unschedulable),
 exactly what resource summaries count as allocating. Jobs' Pods succeed at
-once. Nodes created by hand (with ``status.allocatable`` set) are scheduled
+once. A Pod annotated ``simulation.localkube.io/unready: "true"`` (put it on
+a workload's Pod template) runs but never turns Ready, to play an unhealthy
+application. Nodes created by hand (with ``status.allocatable`` set) are scheduled
 onto like simulated ones. While it runs, the simulation is the kubelet of
 every node: a Pod deleted with a grace period (see ``localkube.graceful``)
 turns ``Ready=False`` and is deleted with grace 0 once the period is over (or
@@ -58,6 +60,7 @@ from localkube.quantities import value_of
 from localkube.simulation_index import OwnerIndex, PodIndex, requests_of
 
 log = logging.getLogger("localkube.simulation")
+UNREADY_ANNOTATION = "simulation.localkube.io/unready"  # a Pod that runs but never turns Ready
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name)
 
@@ -511,7 +514,8 @@ class Simulation:
         now = now_time()
         job = any(o.get("kind") == "Job" for o in stored["metadata"].get("ownerReferences") or [])
         phase = "Succeeded" if job else "Running"
-        ready = "False" if job else "True"
+        held = (stored["metadata"].get("annotations") or {}).get(UNREADY_ANNOTATION) == "true"
+        ready = "False" if job or held else "True"
         containers = (stored.get("spec") or {}).get("containers") or []
         state = (
             {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}}
@@ -536,7 +540,7 @@ class Simulation:
                     "name": c.get("name", ""),
                     "image": c.get("image", ""),
                     "imageID": "",
-                    "ready": not job,
+                    "ready": not job and not held,
                     "started": not job,
                     "restartCount": 0,
                     "state": state,

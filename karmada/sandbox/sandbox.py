@@ -74,6 +74,7 @@ class SandboxOptions:
     simulate_workloads: bool = True
     ready_timeout: float = 180.0
     webhook: bool = True  # start karmada-webhook and register it (the API server calls it if it can)
+    controlplane_args: list[str] = field(default_factory=list)  # extra karmada-controlplane flags
 
 
 @dataclass
@@ -230,7 +231,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
             say(f"karmada: webhook configurations point at {init_options.webhook_url}")
         controlplane = start(
             "karmada-controlplane",
-            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}"],
+            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}", *options.controlplane_args],
             directory / "logs" / "karmada-controlplane.log",
             sandbox.run_dir,
         )

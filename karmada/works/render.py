@@ -227,9 +227,12 @@ def render_work(
     override_policies: Sequence[OverridePolicy],
     interpreter: ReplicaReviser,
     completions: Mapping[str, int] | None = None,
+    *,
+    stateful_failover_injection: bool = False,
 ) -> RenderedWork:
     """The Work of ``target`` (raises :class:`~karmada.overrides.OverrideError` when an
-    override fails, :class:`RenderError` when the template cannot be revised)."""
+    override fails, :class:`RenderError` when the template cannot be revised).
+    ``stateful_failover_injection``: Karmada's StatefulFailoverInjection gate."""
     manifest = copy.deepcopy(dict(template))
     api_version, kind = str(manifest.get("apiVersion", "")), str(manifest.get("kind", ""))
     # the scheduler's share, never the template's count (Duplicated clusters carry the full count)
@@ -245,6 +248,8 @@ def render_work(
     # overrides last but for Karmada's own keys: they have the highest priority
     result = apply_overrides(manifest, cluster, cluster_override_policies, override_policies)
     manifest = result.manifest
+    if stateful_failover_injection:
+        inject_preserved_label_state(spec, target, manifest, len(target_clusters(spec)))
 
     meta = binding.get("metadata") or {}
     binding_ns, binding_name = str(meta.get("namespace", "")), str(meta.get("name", ""))
@@ -275,6 +280,22 @@ def render_work(
         overrides=result,
         warnings=[warning] if warning else [],
     )
+
+
+def inject_preserved_label_state(
+    spec: ResourceBindingSpec, target: TargetCluster, manifest: Obj, clusters: int
+) -> None:
+    """Karmada's ``injectReservedLabelState``, in place: a workload that runs in one
+    cluster and moved there by failover gets the last eviction task's
+    ``preservedLabelState`` as labels, when that task was purged ``Directly`` and
+    the cluster was not one of its ``clustersBeforeFailover``."""
+    tasks = spec.graceful_eviction_tasks or []
+    if clusters > 1 or not tasks:
+        return
+    last = tasks[-1]
+    if last.purge_mode != PURGE_DIRECTLY or target.name in (last.clusters_before_failover or []):
+        return
+    _labels(manifest).update(last.preserved_label_state or {})
 
 
 def decorate(manifest: Mapping[str, Any], work: str, space: str, resolution: str | None = None) -> Obj:

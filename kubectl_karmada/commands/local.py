@@ -41,6 +41,13 @@ def add(commands: Any) -> None:
     up.add_argument(
         "--timeout", type=timeout_duration, default=180.0, metavar="DURATION", help="wait this long for Ready (180s)"
     )
+    up.add_argument(
+        "--controlplane-arg",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="a flag for karmada-controlplane, e.g. --controlplane-arg=--feature-gates=Failover=true (repeatable)",
+    )
     up.set_defaults(run=_run_up)
     status = verbs.add_parser(
         "status", help="show the sandbox's processes and clusters; exit code 1 when a process is not running"
@@ -83,6 +90,7 @@ def _run_up(args: argparse.Namespace) -> int:
         node_pods=args.node_pods,
         simulate_workloads=not args.no_simulate_workloads,
         ready_timeout=args.timeout,
+        controlplane_args=list(args.controlplane_arg),
     )
 
     async def main() -> int:

@@ -1,0 +1,104 @@
+"""The failover examples run as their READMEs say, in a sandbox started with
+their ``## Sandbox`` command (failover switched on), checked in the members
+with the real kubectl."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.examples.sandbox import LocalSandbox, readme_blocks, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+MEMBERS = ("member1", "member2", "member3")
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
+    (command,) = readme_blocks("failover-gracefully")["Sandbox"]
+    for folder in ("failover-directly", "failover-taint-policy", "failover-application"):
+        assert readme_blocks(folder)["Sandbox"] == [command]
+    sandbox = LocalSandbox(tmp_path_factory.mktemp("home"))
+    sandbox.sh(command, timeout=180)
+    try:
+        yield sandbox
+    finally:
+        sandbox.down()
+
+
+def placed(sandbox: LocalSandbox) -> list[str]:
+    return [c for c in MEMBERS if sandbox.get(c, "deployment", "nginx") is not None]
+
+
+def binding(sandbox: LocalSandbox) -> dict[str, Any]:
+    return sandbox.get(None, "rb", "nginx-deployment") or {}
+
+
+def clean(sandbox: LocalSandbox, folder: str) -> None:
+    sandbox.run_block(folder, "Clean up")
+    wait_until(lambda: not placed(sandbox), f"{folder}: nginx gone from the members", timeout=60)
+
+
+def test_gracefully(sandbox: LocalSandbox) -> None:
+    try:
+        sandbox.run_block("failover-gracefully", "Run")
+        spec = binding(sandbox)["spec"]
+        old = spec["gracefulEvictionTasks"][0]["fromCluster"] if spec.get("gracefulEvictionTasks") else None
+        new = wait_until(lambda: [c for c in placed(sandbox) if c != old] or None, "nginx in another cluster", 60)
+        assert old is None or old not in [c["name"] for c in binding(sandbox)["spec"].get("clusters") or []]
+        wait_until(lambda: len(placed(sandbox)) == 1, "the old copy gone once the new one runs", 90)
+        assert placed(sandbox) == new
+        assert (sandbox.get(new[0], "deployment", "nginx") or {})["status"].get("readyReplicas") == 6
+    finally:
+        clean(sandbox, "failover-gracefully")
+
+
+def test_directly(sandbox: LocalSandbox) -> None:
+    try:
+        sandbox.run_block("failover-directly", "Run")
+        wait_until(
+            lambda: (len(placed(sandbox)) == 1 and not (binding(sandbox)["spec"].get("gracefulEvictionTasks"))) or None,
+            "nginx in one cluster again, the eviction done",
+            90,
+        )
+        tainted = [
+            c
+            for c in MEMBERS
+            if any(
+                t["key"] == "unavailable"
+                for t in ((sandbox.get(None, "cluster", c) or {}).get("spec") or {}).get("taints") or []
+            )
+        ]
+        assert len(tainted) == 1 and placed(sandbox) != tainted
+    finally:
+        clean(sandbox, "failover-directly")
+
+
+def test_application(sandbox: LocalSandbox) -> None:
+    try:
+        sandbox.run_block("failover-application", "Run")
+        wait_until(lambda: placed(sandbox) == ["member2"] or None, "nginx moved to member2", 120)
+        spec = binding(sandbox)["spec"]
+        assert [c["name"] for c in spec["clusters"]] == ["member2"]
+        events = sandbox.karmada("get", "events", "--field-selector=reason=EvictWorkloadFromClusterSucceed")
+        assert "Evict from cluster member1 succeed." in events
+    finally:
+        clean(sandbox, "failover-application")
+
+
+def test_taint_policy(sandbox: LocalSandbox) -> None:
+    try:
+        # the Run block freezes the serving cluster's agent, waits past the grace period, adds the policy
+        sandbox.run_block("failover-taint-policy", "Run")
+        tasks = wait_until(lambda: binding(sandbox)["spec"].get("gracefulEvictionTasks"), "an eviction task", 60)
+        frozen = tasks[0]["fromCluster"]
+        cluster = sandbox.get(None, "cluster", frozen) or {}
+        assert "cluster.karmada.io/not-ready" in [t["key"] for t in cluster["spec"].get("taints") or []]
+        wait_until(lambda: [c for c in placed(sandbox) if c != frozen] or None, "nginx running in another cluster", 90)
+        # the frozen agent cannot remove the old copy: it is still there
+        assert frozen in placed(sandbox)
+    finally:
+        clean(sandbox, "failover-taint-policy")
