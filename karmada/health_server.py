@@ -74,7 +74,9 @@ class Health:
 
     def report(self) -> tuple[bool, str]:
         failed = set(self.failing())
-        lines = [f"[{'-' if name in failed else '+'}]{name} {'failed' if name in failed else 'ok'}" for name in self._checks]
+        lines = [
+            f"[{'-' if name in failed else '+'}]{name} {'failed' if name in failed else 'ok'}" for name in self._checks
+        ]
         lines.append("readyz check failed" if failed else "readyz check passed")
         return not failed, "\n".join(lines) + "\n"
 

@@ -147,7 +147,10 @@ def member_objects(settings: AgentSettings, agent_kubeconfig: Obj) -> list[Obj]:
                                     {"name": "kubeconfig", "mountPath": KUBECONFIG_MOUNT},
                                     {"name": "tmp", "mountPath": "/tmp"},
                                 ],
-                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "512Mi"}},
+                                "resources": {
+                                    "requests": {"cpu": "100m", "memory": "64Mi"},
+                                    "limits": {"memory": "512Mi"},
+                                },
                                 "securityContext": {
                                     "allowPrivilegeEscalation": False,
                                     "privileged": False,

@@ -129,12 +129,16 @@ def namespaces(admin: Kubectl) -> Kubectl:
 def _dry_run(admin: Kubectl, documents: list[Obj], workdir: Path, name: str) -> Any:
     path = workdir / name
     path.write_text(yaml.safe_dump_all(documents, sort_keys=False), encoding="utf-8")
-    return admin("apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path), check=False)
+    return admin(
+        "apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path), check=False
+    )
 
 
 @pytest.mark.parametrize("path", deploy_files(), ids=lambda p: p.name)
 def test_every_deploy_manifest_is_accepted_by_a_server_side_dry_run(namespaces: Kubectl, path: Path) -> None:
-    result = namespaces("apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path))
+    result = namespaces(
+        "apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path)
+    )
     assert _names(result.stdout) == _expected(load_documents(path)), result.stdout
 
 
@@ -159,9 +163,7 @@ def test_a_dry_run_creates_nothing(namespaces: Kubectl) -> None:
     ],
     ids=["unknown-field", "mount-without-volume", "missing-required"],
 )
-def test_the_dry_run_rejects_a_broken_deployment(
-    namespaces: Kubectl, workdir: Path, change: Any, message: str
-) -> None:
+def test_the_dry_run_rejects_a_broken_deployment(namespaces: Kubectl, workdir: Path, change: Any, message: str) -> None:
     (deployment,) = copy.deepcopy(
         [d for d in deployments(deploy_documents()) if d["metadata"]["name"] == "karmada-controlplane"]
     )
