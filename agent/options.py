@@ -6,8 +6,8 @@ import argparse
 from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
-from karmada.health_server import probe_address
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
+from karmada.health_server import probe_address
 
 ALL_CONTROLLERS = ("clusterStatus", "execution", "workStatus", "certRotation")
 
