@@ -26,7 +26,7 @@ FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    pip install --no-cache-dir --no-index --find-links=/wheels --compile karmada-py \
+    pip install --no-cache-dir --no-index --find-links=/wheels --compile /wheels/karmada_py-*.whl \
     && python -m compileall -q /usr/local/lib
 # A numeric user, so runAsNonRoot can verify it without /etc/passwd.
 USER 65532:65532
