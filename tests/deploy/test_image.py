@@ -39,9 +39,9 @@ def ignored(path: str) -> bool:
             continue
         negate = pattern.startswith("!")
         pattern = pattern.removeprefix("!").rstrip("/")
-        if pattern == "**" or fnmatch.fnmatch(path, pattern) or path.startswith(pattern + "/"):
-            verdict = not negate
-        elif pattern.startswith("**/") and fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern[3:]):
+        whole = pattern == "**" or fnmatch.fnmatch(path, pattern) or path.startswith(pattern + "/")
+        anywhere = pattern.startswith("**/") and fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern[3:])
+        if whole or anywhere:
             verdict = not negate
     return verdict
 

@@ -4,6 +4,7 @@ the readiness report, and the HTTP answers of /healthz and /readyz."""
 from __future__ import annotations
 
 import argparse
+import functools
 import socket
 
 import aiohttp
@@ -46,7 +47,7 @@ def test_bad_bind_addresses_are_refused_naming_the_flag(text: str) -> None:
 def test_readiness_report(checks: dict[str, bool], ok: bool, lines: list[str]) -> None:
     health = Health()
     for name, value in checks.items():
-        health.add_readiness(name, lambda value=value: value)
+        health.add_readiness(name, functools.partial(bool, value))
     assert health.report() == (ok, "\n".join(lines) + "\n")
 
 
