@@ -1,7 +1,8 @@
 """/healthz and /readyz of the real programs, started against localkube: the
 control plane is not ready while its caches cannot sync (Karmada's CRDs not
 installed yet) and becomes ready once they are; an agent is not ready while
-its Cluster is not found, and is once registered and synced."""
+its Cluster is not found, and is once registered and synced; the webhook once
+it serves HTTPS."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.programs import BIN_DIR, Background
+from karmada.install.webhook import load_or_create
+from tests.programs import BIN_DIR, Background, run
 from tests.pullmode import FAST_CONTROLPLANE, PullMode, wait_for
 from tests.servers import ServerThread
 
@@ -78,3 +80,34 @@ def test_agent_is_ready_once_registered_and_synced(
         stray.stop()
     finally:
         env.stop()
+
+
+def test_webhook_is_ready_once_it_serves_https(tmp_path: Path) -> None:
+    cert_dir = tmp_path / "certs"
+    load_or_create(cert_dir)
+    probe, secure = free_port(), free_port()
+    webhook = Background(
+        [
+            str(BIN_DIR / "karmada-webhook"),
+            "--bind-address=127.0.0.1",
+            f"--secure-port={secure}",
+            f"--cert-dir={cert_dir}",
+            "--kubeconfig=/nonexistent/kubeconfig",
+            f"--health-probe-bind-address=127.0.0.1:{probe}",
+        ],
+        tmp_path / "webhook.log",
+    ).start()
+    try:
+        wait_for(lambda: status(probe, "/readyz") == 200, what="the webhook's /readyz")
+        assert status(probe, "/healthz") == 200
+        assert "serving on https://" in webhook.output()  # ready came after the HTTPS site listened
+    finally:
+        webhook.stop()
+
+
+@pytest.mark.parametrize("program", ["karmada-controlplane", "karmada-agent", "karmada-webhook"])
+def test_a_bad_probe_address_is_refused_naming_the_flag(program: str) -> None:
+    extra = ["--cluster-name=x"] if program == "karmada-agent" else []
+    result = run([str(BIN_DIR / program), *extra, "--health-probe-bind-address=10357"])
+    assert result.returncode == 2
+    assert "--health-probe-bind-address" in result.stderr and "want host:port" in result.stderr
