@@ -95,9 +95,3 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
             cache,
             timeout,
         )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.slow)

@@ -20,6 +20,8 @@ from tests.e2e.conftest import Clusters
 IMAGE = "registry.k8s.io/pause:3.10"
 OVERRIDDEN = "registry.k8s.io/pause:3.9"
 
+pytestmark = pytest.mark.slow
+
 
 def wait(observe: Callable[[], Any], expected: Any, what: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
