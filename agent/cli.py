@@ -47,9 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     async def run(stop: asyncio.Event) -> int:
         from agent.credentials import ControlPlaneCredentials, CredentialsError
         from agent.manager import Agent
+        from karmada.health_server import Health, serve
         from karmada.kube import KubeError
 
-        async with KubeClient(member_config) as member:
+        agents: list[Agent] = []  # the agent, once the control plane's credentials are loaded
+        health = Health()
+        health.add_readiness("registered-synced", lambda: bool(agents) and agents[0].ready())
+        async with (
+            serve(health, options.health_probe_bind_address, "karmada-agent"),
+            KubeClient(member_config) as member,
+        ):
             while not stop.is_set():
                 try:
                     credentials = await ControlPlaneCredentials.load(
@@ -73,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                     options.cluster_name,
                     control_plane.config.server,
                 )
-                await Agent(options, member, control_plane, credentials).run(stop)
+                agents.append(Agent(options, member, control_plane, credentials))
+                await agents[0].run(stop)
         return 0
 
     return run_until_stopped(run)

@@ -7,6 +7,9 @@ cluster's Cluster object; an outage later is survived by every loop on its
 own (caches reconnect, periodic loops retry next tick), never by crashing;
 a loop that fails anyway is logged and restarted with backoff by the
 :class:`~karmada.kube.supervise.Supervisor` it runs under.
+
+Readiness (``/readyz``): registered (the Cluster object found), and, while
+leading, the caches of the Cluster and of the Works synced.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ class Agent:
         self.credentials = credentials
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
         self.supervisor: Supervisor | None = None  # the background loops while leading
+        self.registered = False
+        self.leading = False
+        self.synced = False
+
+    def ready(self) -> bool:
+        """Registered, and, when leading, synced."""
+        return self.registered and (not self.leading or self.synced)
 
     async def run(self, stop: asyncio.Event) -> None:
         stopper = asyncio.get_running_loop().create_task(stop.wait())
@@ -79,6 +89,7 @@ class Agent:
         while True:
             try:
                 await ensure_cluster(self.control_plane, self.member, self.options)
+                self.registered = True
                 return
             except NotRegistered as exc:
                 log.warning("%s; checking again in %.0fs", exc, delay)
@@ -92,6 +103,7 @@ class Agent:
         name = self.options.cluster_name
         cluster = Informer(self.control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
         supervisor = self.supervisor = Supervisor()
+        self.leading, self.synced = True, False
         status = ClusterStatusController(self.control_plane, self.member, cluster, self.options)
         execution: ExecutionController | None = None
         try:
@@ -112,6 +124,7 @@ class Agent:
                     reflect="workStatus" in enabled,
                 )
                 await execution.start()
+            self.synced = True
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(
                     self.control_plane,
@@ -124,6 +137,7 @@ class Agent:
             log.info("agent for cluster %s running: %s", name, ", ".join(self.options.controllers))
             await supervisor.wait()
         finally:
+            self.leading = self.synced = False
             await supervisor.stop()
             self.supervisor = None
             if execution is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
+from karmada.health_server import probe_address
 
 ALL_CONTROLLERS = ("clusterStatus", "execution", "workStatus", "certRotation")
 
@@ -42,6 +43,7 @@ class Options:
     leader_elect_retry_period: float = 2.0
     concurrent_work_syncs: int = 5
     resync_period: float = 0.0
+    health_probe_bind_address: str = ":10357"
     verbosity: int = 2
 
 
@@ -103,6 +105,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="DURATION",
         help="how often the informers replay their objects, each Work reconciled again (0: never)",
+    )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        type=probe_address,
+        default=":10357",
+        metavar="ADDRESS",
+        help="where /healthz and /readyz are served (host:port, :port; 0 disables) (:10357)",
     )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 

@@ -45,10 +45,15 @@ def main(argv: list[str] | None = None) -> int:
 
     async def run(stop: asyncio.Event) -> int:
         from controlplane.manager import ControlPlane
+        from karmada.health_server import Health, serve
 
         async with KubeClient(config) as client:
             logging.getLogger("controlplane").info("karmada-controlplane %s serving %s", __version__, config.server)
-            await ControlPlane(client, options).run(stop)
+            controlplane = ControlPlane(client, options)
+            health = Health()
+            health.add_readiness("leader-or-standby-synced", controlplane.ready)
+            async with serve(health, options.health_probe_bind_address, "karmada-controlplane"):
+                await controlplane.run(stop)
         return 0
 
     return run_until_stopped(run)

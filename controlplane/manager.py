@@ -9,6 +9,9 @@ campaigns again, so a standby replica takes over within a lease duration
 (at once after a clean shutdown, which releases the Lease). Background loops
 (the health monitor) run under a :class:`~karmada.kube.supervise.Supervisor`:
 one that fails is logged and restarted with backoff.
+
+Readiness (``/readyz``): a standby replica is ready; a leader is ready once its
+caches are synced, and not while it lists them after an election.
 """
 
 from __future__ import annotations
@@ -37,6 +40,12 @@ class ControlPlane:
         self.options = options
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
         self.supervisor: Supervisor | None = None  # the background loops while leading
+        self.leading = False
+        self.synced = False
+
+    def ready(self) -> bool:
+        """Standby, or leading with every shared cache synced."""
+        return not self.leading or self.synced
 
     async def run(self, stop: asyncio.Event) -> None:
         """Lead (or campaign) until ``stop`` is set."""
@@ -75,8 +84,10 @@ class ControlPlane:
         names = enabled(self.options)
         controllers = [c for name in names for c in setup_of(name)(context)]
         supervisor = self.supervisor = Supervisor()
+        self.leading, self.synced = True, False
         try:
             await context.informers.start(sync_timeout=60)
+            self.synced = True
             for controller in controllers:
                 controller.start()
             for name, loop in context.background:
@@ -88,6 +99,7 @@ class ControlPlane:
             )
             await supervisor.wait()
         finally:
+            self.leading = self.synced = False
             await supervisor.stop()
             self.supervisor = None
             for controller in controllers:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
+from karmada.health_server import probe_address
 
 ALL_CONTROLLERS = (
     "cluster",
@@ -56,6 +57,7 @@ class Options:
     graceful_eviction_timeout: float = 600.0
     # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    health_probe_bind_address: str = ":10357"
     verbosity: int = 2
 
     def feature_enabled(self, gate: str) -> bool:
@@ -178,6 +180,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default={},
         metavar="GATES",
         help="key=value pairs of feature gates, e.g. PropagationPolicyPreemption=true",
+    )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        type=probe_address,
+        default=":10357",
+        metavar="ADDRESS",
+        help="where /healthz and /readyz are served (host:port, :port; 0 disables) (:10357)",
     )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 

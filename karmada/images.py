@@ -1,6 +1,12 @@
-"""Default container images of the programs that installers deploy.
+"""Default container images of the programs that installers deploy: the one
+image the root ``Dockerfile`` builds, tagged with the package version (the
+manifests in ``manifests/deploy`` pin the same tag; a test keeps them equal).
 Plain constants, so command-line parsers can show them without importing
 the installers."""
 
-CONTROLPLANE_IMAGE = "karmada-py:latest"
-AGENT_IMAGE = "karmada-py:latest"
+from karmada.version import __version__
+
+IMAGE_REPOSITORY = "karmada-py"
+IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
+CONTROLPLANE_IMAGE = IMAGE
+AGENT_IMAGE = IMAGE

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from karmada.flagtypes import boolean
+from karmada.health_server import probe_address
 from karmada.version import __version__
 
 log = logging.getLogger("webhook")
@@ -48,6 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BOOL",
         help="allow ClusterTaintPolicies that add NoExecute taints (which evict workloads) (false)",
     )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        type=probe_address,
+        default=":8000",
+        metavar="ADDRESS",
+        help="where /healthz and /readyz are served over HTTP (host:port, :port; 0 disables) (:8000)",
+    )
     parser.add_argument("--v", type=int, default=0, dest="verbosity", help="log verbosity (0)")
     return parser
 
@@ -78,15 +86,24 @@ def main(argv: list[str] | None = None) -> int:
         log.warning("no API server (%s): ResourceInterpreterCustomization conflicts are not checked", exc)
 
     async def run(stop: asyncio.Event) -> int:
+        from karmada.health_server import Health, serve
+
         client = KubeClient(config) if config is not None else None
         settings = Settings(allow_no_execute_taint_policy=args.allow_no_execute_taint_policy, client=client)
         runner = web.AppRunner(build_app(settings), access_log=None)
         await runner.setup()
+        serving: list[bool] = []  # set once the HTTPS site listens
+        health = Health()
+        health.add_readiness("webhook-serving", lambda: bool(serving))
         try:
-            site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=context)
-            await site.start()
-            log.warning("karmada-webhook %s serving on https://%s:%d", __version__, args.bind_address, args.secure_port)
-            await stop.wait()
+            async with serve(health, args.health_probe_bind_address, "karmada-webhook"):
+                site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=context)
+                await site.start()
+                serving.append(True)
+                log.warning(
+                    "karmada-webhook %s serving on https://%s:%d", __version__, args.bind_address, args.secure_port
+                )
+                await stop.wait()
         finally:
             await runner.cleanup()
             if client is not None:

@@ -17,6 +17,8 @@ AGENT_NAME = "karmada-agent"
 AGENT_SERVICE_ACCOUNT = "karmada-agent-sa"
 KUBECONFIG_SECRET = "karmada-kubeconfig"
 KUBECONFIG_MOUNT = "/etc/kubeconfig"
+HEALTH_PORT = 10357  # Karmada's --health-probe-bind-address default
+RUN_AS = 65532  # the Dockerfile's numeric user
 
 
 @dataclass
@@ -56,6 +58,7 @@ class AgentSettings:
         args += [
             f"--cluster-namespace={self.cluster_namespace}",
             "--cluster-status-update-frequency=10s",
+            f"--health-probe-bind-address=:{HEALTH_PORT}",
             "--v=2",
         ]
         return args
@@ -115,19 +118,61 @@ def member_objects(settings: AgentSettings, agent_kubeconfig: Obj) -> list[Obj]:
                     "spec": {
                         "serviceAccountName": AGENT_SERVICE_ACCOUNT,
                         "tolerations": [{"key": "node-role.kubernetes.io/master", "operator": "Exists"}],
+                        "securityContext": {
+                            "runAsNonRoot": True,
+                            "runAsUser": RUN_AS,
+                            "runAsGroup": RUN_AS,
+                            "seccompProfile": {"type": "RuntimeDefault"},
+                        },
                         "containers": [
                             {
                                 "name": AGENT_NAME,
                                 "image": settings.image,
+                                "imagePullPolicy": "IfNotPresent",
                                 "command": settings.command(),
-                                "volumeMounts": [{"name": "kubeconfig", "mountPath": KUBECONFIG_MOUNT}],
-                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                                "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
+                                "livenessProbe": {
+                                    "httpGet": {"path": "/healthz", "port": "health"},
+                                    "initialDelaySeconds": 10,
+                                    "periodSeconds": 15,
+                                    "timeoutSeconds": 5,
+                                },
+                                # ready once the Cluster is found and, while leading, the caches synced
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/readyz", "port": "health"},
+                                    "periodSeconds": 5,
+                                    "timeoutSeconds": 5,
+                                },
+                                "volumeMounts": [
+                                    {"name": "kubeconfig", "mountPath": KUBECONFIG_MOUNT},
+                                    {"name": "tmp", "mountPath": "/tmp"},
+                                ],
+                                "resources": {
+                                    "requests": {"cpu": "100m", "memory": "64Mi"},
+                                    "limits": {"memory": "512Mi"},
+                                },
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "privileged": False,
+                                    "readOnlyRootFilesystem": True,
+                                    "capabilities": {"drop": ["ALL"]},
+                                },
                             }
                         ],
-                        "volumes": [{"name": "kubeconfig", "secret": {"secretName": KUBECONFIG_SECRET}}],
+                        "volumes": [
+                            {"name": "kubeconfig", "secret": {"secretName": KUBECONFIG_SECRET}},
+                            {"name": "tmp", "emptyDir": {"sizeLimit": "16Mi"}},
+                        ],
                     },
                 },
             },
+        },
+        {
+            # at most one agent replica down during a drain, whatever --karmada-agent-replicas says
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {**_meta(AGENT_NAME, ns), "labels": labels},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
         },
     ]
 

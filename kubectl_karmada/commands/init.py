@@ -40,10 +40,12 @@ def add(commands: Any) -> None:
     add_common(parser)
     parser.add_argument("--deploy", action="store_true", help="also deploy karmada-controlplane into this cluster")
     parser.add_argument(
+        "--image",
         "--controlplane-image",
+        dest="controlplane_image",
         default=CONTROLPLANE_IMAGE,
         metavar="IMAGE",
-        help="image of the karmada-controlplane pods",
+        help=f"image of the karmada-controlplane and karmada-webhook pods with --deploy ({CONTROLPLANE_IMAGE})",
     )
     parser.add_argument(
         "--timeout", type=duration, default=60.0, metavar="DURATION", help="how long to wait for the CRDs (60s)"

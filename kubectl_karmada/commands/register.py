@@ -56,7 +56,14 @@ def add(commands: Any) -> None:
     parser.add_argument(
         "--cluster-zones", "--cluster-zone", default="", metavar="ZONES", help="zones recorded on the Cluster (a,b)"
     )
-    parser.add_argument("--karmada-agent-image", default=AGENT_IMAGE, metavar="IMAGE", help=f"({AGENT_IMAGE})")
+    parser.add_argument(
+        "--karmada-agent-image",
+        "--agent-image",
+        dest="karmada_agent_image",
+        default=AGENT_IMAGE,
+        metavar="IMAGE",
+        help=f"image of the karmada-agent pods ({AGENT_IMAGE})",
+    )
     parser.add_argument("--karmada-agent-replicas", type=int, default=1, metavar="N", help="(1)")
     parser.add_argument(
         "--cert-expiration-seconds", type=int, default=31536000, metavar="SECONDS", help="agent certificate (1 year)"
