@@ -39,6 +39,7 @@ DEFAULT_TIMEOUT_SECONDS = 10
 DEFAULT_SERVICE_PORT = 443
 PATCH_TYPE_JSON_PATCH = "JSONPatch"
 CONTEXT_KIND = "ResourceInterpreterContext"
+INVALID = "received invalid webhook response: "
 
 
 class WebhookError(ValueError):
@@ -72,6 +73,8 @@ def hooks_of(configurations: Iterable[Mapping[str, Any]]) -> list[InterpreterHoo
                 continue
             name = str(webhook.get("name", ""))
             timeout = webhook.get("timeoutSeconds")
+            if not isinstance(timeout, int) or timeout <= 0:
+                timeout = DEFAULT_TIMEOUT_SECONDS
             hooks.append(
                 InterpreterHook(
                     uid=f"{config_name}/{name}",
@@ -79,7 +82,7 @@ def hooks_of(configurations: Iterable[Mapping[str, Any]]) -> list[InterpreterHoo
                     name=name,
                     client_config=dict(webhook.get("clientConfig") or {}),
                     rules=tuple(r for r in webhook.get("rules") or [] if isinstance(r, Mapping)),
-                    timeout_seconds=int(timeout) if isinstance(timeout, int) and timeout > 0 else DEFAULT_TIMEOUT_SECONDS,
+                    timeout_seconds=timeout,
                     context_versions=tuple(str(v) for v in webhook.get("interpreterContextVersions") or []),
                 )
             )
@@ -93,7 +96,7 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 
 
 def _exact_or_wildcard(value: str, items: Any) -> bool:
-    return any(item == WILDCARD or item == value for item in items or [])
+    return any(item in (WILDCARD, value) for item in items or [])
 
 
 def rule_matches(rule: Mapping[str, Any], api_version: str, kind: str, operation: Operation) -> bool:
@@ -174,11 +177,11 @@ def _patch_of(hook: InterpreterHook, response: Mapping[str, Any]) -> tuple[Patch
     if not patch:
         raise hook.error("received invalid webhook response: webhook returned empty response.patch")
     if patch_type != PATCH_TYPE_JSON_PATCH:
-        raise hook.error(f'received invalid webhook response: webhook returned invalid response.patchType of "{patch_type}"')
+        raise hook.error(INVALID + f'webhook returned invalid response.patchType of "{patch_type}"')
     try:
         operations = json.loads(base64.b64decode(str(patch), validate=True))
     except (binascii.Error, ValueError) as exc:
-        raise hook.error(f"received invalid webhook response: response.patch is not a base64 JSON patch: {exc}") from None
+        raise hook.error(INVALID + f"response.patch is not a base64 JSON patch: {exc}") from None
     if not isinstance(operations, list) or not all(isinstance(o, dict) for o in operations):
         raise hook.error("received invalid webhook response: response.patch is not a list of operations")
     return tuple(PatchOperation(str(o.get("op", "")), str(o.get("path", "")), o.get("value")) for o in operations)
@@ -197,7 +200,10 @@ def _dependency_errors(dependencies: Sequence[Any]) -> list[str]:
         if not dependency.get("kind"):
             errors.append(f'{path}.kind: Invalid value: "": missing required kind')
         if not dependency.get("name") and dependency.get("labelSelector") is None:
-            errors.append(f"{path}: Invalid value: {json.dumps(dependency)}: dependency can not leave name and labelSelector all empty")
+            errors.append(
+                f"{path}: Invalid value: {json.dumps(dependency)}: "
+                "dependency can not leave name and labelSelector all empty"
+            )
     return errors
 
 

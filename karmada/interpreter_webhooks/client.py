@@ -12,7 +12,6 @@ worded as Karmada's ``failed to call webhook: ...``.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import json
@@ -21,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from karmada.interpreter.webhook import InterpreterHook, WebhookError
+from karmada.interpreter.webhook import InterpreterHook
 
 
 class WebhookClient:
@@ -66,12 +65,10 @@ class WebhookClient:
                 text = await response.text()
                 if response.status >= 300:
                     raise hook.error(f"failed to call webhook: the server responded {response.status}: {text[:512]}")
+        except TimeoutError:  # before OSError, its base class
+            raise hook.error(f"failed to call webhook: Post {url!r}: context deadline exceeded ({timeout}s)") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise hook.error(f"failed to call webhook: Post {url!r}: {exc}") from None
-        except asyncio.TimeoutError:
-            raise hook.error(
-                f"failed to call webhook: Post {url!r}: context deadline exceeded after {timeout}s"
-            ) from None
         try:
             return json.loads(text)
         except ValueError as exc:

@@ -29,6 +29,7 @@ from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.interpreter.native import Operation
 from karmada.interpreter.webhook import (
+    INVALID,
     Attributes,
     InterpreterHook,
     Response,
@@ -202,7 +203,7 @@ class AsyncInterpreter:
         response = await self.call(hook, Attributes(Operation.INTERPRET_STATUS, obj))
         raw = response.raw_status
         if not isinstance(raw, dict):
-            raise hook.error(f"received invalid webhook response: response.rawStatus is {type(raw).__name__}, not an object")
+            raise hook.error(f"{INVALID}response.rawStatus is {type(raw).__name__}, not an object")
         return raw
 
     async def a_interpret_health(self, obj: Mapping[str, Any]) -> bool:
