@@ -175,7 +175,8 @@ def test_a_hook_speaking_no_known_version_fails() -> None:
     hook = InterpreterHook("c/h", "c", "h", context_versions=("v2",))
     with pytest.raises(
         WebhookError,
-        match=r'failed calling webhook "c/h": could not create ResourceInterpreterContext objects: webhook does not accept known ResourceInterpreterContext versions \(v1alpha1\)',
+        match=r'failed calling webhook "c/h": could not create ResourceInterpreterContext objects: '
+        r"webhook does not accept known ResourceInterpreterContext versions \(v1alpha1\)",
     ):
         context_request(hook, Attributes(Operation.RETAIN, OBJ), "u")
 
@@ -227,7 +228,8 @@ PREFIX = 'Internal error occurred: failed calling webhook "examples/workloads.ex
         (
             Operation.INTERPRET_DEPENDENCY,
             answer(dependencies=[{"apiVersion": "v1", "kind": "ConfigMap"}]),
-            'dependencies[0]: Invalid value: {"apiVersion": "v1", "kind": "ConfigMap"}: dependency can not leave name and labelSelector all empty',
+            'dependencies[0]: Invalid value: {"apiVersion": "v1", "kind": "ConfigMap"}: '
+            "dependency can not leave name and labelSelector all empty",
         ),
         (
             Operation.INTERPRET_DEPENDENCY,
