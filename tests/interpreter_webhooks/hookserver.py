@@ -92,9 +92,18 @@ class HookServer:
     def operations(self) -> set[str]:
         return {operation for operation, _, _ in self.seen}
 
-    def stop(self) -> None:
+    async def _stop(self) -> None:
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+            await self._runner.cleanup()
+        # connections the callers kept alive go with their handlers
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0.1)  # the closed transports' callbacks run before the loop stops
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=20)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
