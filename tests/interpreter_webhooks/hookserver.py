@@ -3,7 +3,8 @@
 It answers ``ResourceInterpreterContext`` requests for a ``Workload`` kind whose
 replica count is ``spec.size`` (a field no built-in rule knows): InterpretReplica,
 ReviseReplica (a JSON patch), InterpretStatus, InterpretHealth and AggregateStatus
-(a JSON patch), and records what it was asked, so tests can see which process asked.
+(a JSON patch), Retain (keeps the member's ``spec.paused``) and
+InterpretDependency (``spec.configName``), and records what it was asked, so tests can see which process asked.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     if operation == "AggregateStatus":
         ready = sum(int((item.get("status") or {}).get("ready", 0)) for item in request.get("aggregatedStatus") or [])
         return _patch([{"op": "add", "path": "/status", "value": {"ready": ready}}])
+    if operation == "Retain":  # the member's pause switch is the member's
+        paused = ((request.get("observedObject") or {}).get("spec") or {}).get("paused")
+        return _patch([{"op": "add", "path": "/spec/paused", "value": paused}]) if paused is not None else {}
+    if operation == "InterpretDependency":
+        name = (obj.get("spec") or {}).get("configName")
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        return {
+            "dependencies": [{"apiVersion": "v1", "kind": "ConfigMap", "namespace": namespace, "name": name}]
+            if name
+            else []
+        }
     return {}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from karmada.api.binding import AggregatedStatusItem
 from karmada.install.webhook import new_certificates
 from karmada.interpreter.native import Operation
 from karmada.interpreter.webhook import WebhookError
@@ -62,6 +63,23 @@ async def test_the_webhook_answers_between_customizations_and_the_native_rules(h
         assert await interpreter.a_reflect_status(observed) == {"ready": 4}
         assert await interpreter.a_interpret_health(observed) is True
         assert await interpreter.a_interpret_health({**WORKLOAD, "status": {"ready": 1}}) is False
+
+        retained = await interpreter.a_retain(WORKLOAD, {**WORKLOAD, "spec": {"size": 1, "paused": True}})
+        assert retained["spec"] == {"size": 4, "paused": True}
+        assert await interpreter.a_retain(WORKLOAD, WORKLOAD) == WORKLOAD  # no patch: as desired
+        with_config = {**WORKLOAD, "spec": {"size": 4, "configName": "web-config"}}
+        (dependency,) = await interpreter.a_get_dependencies(with_config)
+        assert (dependency.kind, dependency.namespace, dependency.name) == ("ConfigMap", "default", "web-config")
+        assert await interpreter.a_get_dependencies(WORKLOAD) == []
+        aggregated = await interpreter.a_aggregate_status(
+            WORKLOAD,
+            [
+                AggregatedStatusItem.from_dict({"clusterName": "m1", "status": {"ready": 1}, "applied": True}),
+                AggregatedStatusItem.from_dict({"clusterName": "m2", "status": {"ready": 2}, "applied": True}),
+            ],
+            "2026-01-01T00:00:00Z",
+        )
+        assert aggregated["status"] == {"ready": 3}
 
         # the rendering's reviser: one call per distinct count, asked together
         before = len(hook.seen)
