@@ -8,7 +8,9 @@ controller's ReviseReplica (a JSON patch) gives each member its share, the
 agents' InterpretStatus and InterpretHealth report the members' status, and
 the control plane's AggregateStatus (a JSON patch) sums it into the template.
 A second configuration whose webhook is down fails its own kind, with an
-event, while the first kind keeps flowing.
+event, while the first kind keeps flowing; deleted, its kind falls back to the
+rules below. Last, the first configuration moves to a ``clientConfig.service``
+(an ExternalName Service on the control plane), still without a restart.
 """
 
 from __future__ import annotations
@@ -237,3 +239,25 @@ def test_a_webhook_interprets_a_crd_kind_end_to_end(
         what="the gadget's binding, without the webhook",
     )
     assert get(admin, "rb", "broken-gadget")["spec"].get("replicas") in (None, 0)
+
+    # clientConfig.service: the control plane resolves the Service it has (an ExternalName here)
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "interpreter", "namespace": "default"},
+        "spec": {"type": "ExternalName", "externalName": "127.0.0.1", "ports": [{"port": hook.port}]},
+    }
+    admin("apply", "-f", "-", stdin=json.dumps(service))
+    by_service = webhook_configuration("workloads", "Workload", hook.url, hook.ca_bundle)
+    by_service["webhooks"][0]["clientConfig"] = {
+        "service": {"namespace": "default", "name": "interpreter", "port": hook.port, "path": "/interpret"},
+        "caBundle": hook.ca_bundle,
+    }
+    admin("apply", "-f", "-", stdin=json.dumps(by_service))
+    admin("apply", "-f", "-", stdin=json.dumps(workload("Workload", "svc", 2)))
+    wait_for(
+        lambda: (get(admin, "rb", "svc-workload") or {}).get("spec", {}).get("replicas") == 2,
+        timeout=60,
+        what="replicas through the Service",
+    )
+    assert ("InterpretReplica", "Workload", "svc") in hook.seen
