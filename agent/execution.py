@@ -41,6 +41,11 @@ only those labelled as managed) or, with ``preserveResourcesOnDeletion``,
 strips Karmada's labels and annotations from them, before its
 ``karmada.io/execution-controller`` finalizer goes.
 
+Retention, status reflection and health come from the control plane's
+ResourceInterpreterCustomizations and ResourceInterpreterWebhookConfigurations
+(both watched there); a webhook call is awaited inside the reconcile, so the
+other workers go on meanwhile, and a failing webhook fails its manifest alone.
+
 Member objects are cached per resource type, only those labelled as managed
 by Karmada and without managedFields. Events are Karmada's:
 ``SyncSucceed``/``SyncFailed``, ``WorkDispatching``, ``ReflectStatusFailed``,
