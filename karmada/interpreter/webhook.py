@@ -209,56 +209,55 @@ def _dependency_errors(dependencies: Sequence[Any]) -> list[str]:
 
 def verify_response(hook: InterpreterHook, uid: str, operation: Operation, body: Any) -> Response:
     """The response of a ``ResourceInterpreterContext`` call, checked as Karmada checks it."""
-    invalid = "received invalid webhook response: "
     response = body.get("response") if isinstance(body, Mapping) else None
     if not isinstance(response, Mapping):
-        raise hook.error(invalid + "webhook response was absent")
+        raise hook.error(INVALID + "webhook response was absent")
     if response.get("uid") != uid:
-        raise hook.error(invalid + f'expected response.uid "{uid}", got "{response.get("uid", "")}"')
+        raise hook.error(INVALID + f'expected response.uid "{uid}", got "{response.get("uid", "")}"')
     if not response.get("successful"):
         status = response.get("status")
         if not isinstance(status, Mapping):
-            raise hook.error(invalid + "webhook require response.status when response.successful is false")
+            raise hook.error(INVALID + "webhook require response.status when response.successful is false")
         raise hook.error(
             f"webhook call failed, get status code: {int(status.get('code') or 0)}, msg: {status.get('message', '')}"
         )
     if operation is Operation.INTERPRET_REPLICA:
         replicas = response.get("replicas")
         if replicas is None:
-            raise hook.error(invalid + "webhook returned nil response.replicas")
+            raise hook.error(INVALID + "webhook returned nil response.replicas")
         if isinstance(replicas, bool) or not isinstance(replicas, int):
-            raise hook.error(invalid + f"response.replicas is {type(replicas).__name__}, not an integer")
+            raise hook.error(INVALID + f"response.replicas is {type(replicas).__name__}, not an integer")
         requirements = response.get("replicaRequirements")
         try:
             parsed = ReplicaRequirements.from_dict(requirements) if isinstance(requirements, Mapping) else None
         except ValueError as exc:
-            raise hook.error(invalid + f"response.replicaRequirements: {exc}") from None
+            raise hook.error(INVALID + f"response.replicaRequirements: {exc}") from None
         return Response(replicas=replicas, replica_requirements=parsed)
     if operation is Operation.INTERPRET_DEPENDENCY:
         dependencies = response.get("dependencies") or []
         if not isinstance(dependencies, list):
-            raise hook.error(invalid + "response.dependencies is not a list")
+            raise hook.error(INVALID + "response.dependencies is not a list")
         errors = _dependency_errors(dependencies)
         if errors:
-            raise hook.error(invalid + (errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"))
+            raise hook.error(INVALID + (errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"))
         try:
             return Response(dependencies=tuple(DependentObjectReference.from_dict(d) for d in dependencies))
         except ValueError as exc:
-            raise hook.error(invalid + f"response.dependencies: {exc}") from None
+            raise hook.error(INVALID + f"response.dependencies: {exc}") from None
     if operation in (Operation.REVISE_REPLICA, Operation.RETAIN, Operation.AGGREGATE_STATUS):
         return Response(patch=_patch_of(hook, response))
     if operation is Operation.INTERPRET_STATUS:
         if response.get("rawStatus") is None:
-            raise hook.error(invalid + "webhook returned nill response.rawStatus")
+            raise hook.error(INVALID + "webhook returned nill response.rawStatus")
         return Response(raw_status=response["rawStatus"])
     if operation is Operation.INTERPRET_HEALTH:
         healthy = response.get("healthy")
         if healthy is None:
-            raise hook.error(invalid + "webhook returned nil response.healthy")
+            raise hook.error(INVALID + "webhook returned nil response.healthy")
         if not isinstance(healthy, bool):
-            raise hook.error(invalid + f"response.healthy is {type(healthy).__name__}, not a boolean")
+            raise hook.error(INVALID + f"response.healthy is {type(healthy).__name__}, not a boolean")
         return Response(healthy=healthy)
-    raise hook.error(invalid + f"input wrong operation type: {operation.value}")
+    raise hook.error(INVALID + f"input wrong operation type: {operation.value}")
 
 
 def patched(hook: InterpreterHook, obj: Mapping[str, Any], response: Response) -> Obj:
