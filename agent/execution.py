@@ -41,6 +41,11 @@ only those labelled as managed) or, with ``preserveResourcesOnDeletion``,
 strips Karmada's labels and annotations from them, before its
 ``karmada.io/execution-controller`` finalizer goes.
 
+Retention, status reflection and health come from the control plane's
+ResourceInterpreterCustomizations and ResourceInterpreterWebhookConfigurations
+(both watched there); a webhook call is awaited inside the reconcile, so the
+other workers go on meanwhile, and a failing webhook fails its manifest alone.
+
 Member objects are cached per resource type, only those labelled as managed
 by Karmada and without managedFields. Events are Karmada's:
 ``SyncSucceed``/``SyncFailed``, ``WorkDispatching``, ``ReflectStatusFailed``,
@@ -86,10 +91,16 @@ from karmada.api.keys import (
 from karmada.api.names import execution_space
 from karmada.clusters.conditions import condition_status, find, set_condition
 from karmada.interpreter.customized import CustomizedInterpreter
+from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
 from karmada.kube.controller import Controller
 from karmada.kube.ratelimit import ControllerRateLimiter
-from karmada.kube.resources import RESOURCE_INTERPRETER_CUSTOMIZATIONS, WORKS, UnknownKind
+from karmada.kube.resources import (
+    RESOURCE_INTERPRETER_CUSTOMIZATIONS,
+    RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATIONS,
+    WORKS,
+    UnknownKind,
+)
 from karmada.timestamps import now_time
 
 log = logging.getLogger("agent.execution")
@@ -128,6 +139,7 @@ _CLAIM_CLUSTER = ((CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,), (CLUSTER_PRO
 
 
 _INTERPRETER = CustomizedInterpreter()
+SERVICES = Resource("", "v1", "services", "Service", True)
 
 
 class ApplyError(Exception):
@@ -147,6 +159,17 @@ def merge_for_update(desired: Obj, observed: Obj, interpreter: CustomizedInterpr
     """The object to write over ``observed``: the desired state, the server's
     bookkeeping kept, and observed labels/annotations kept unless Karmada
     managed them and dropped them since."""
+    # Retain: the customization's, the third-party script's, or the native rule (kinds without one: as merged)
+    return (interpreter or _INTERPRETER).retain(merged_metadata(desired, observed), observed)
+
+
+async def a_merge_for_update(desired: Obj, observed: Obj, interpreter: AsyncInterpreter) -> Obj:
+    """:func:`merge_for_update` with an interpreter webhook's Retain, awaited."""
+    return await interpreter.a_retain(merged_metadata(desired, observed), observed)
+
+
+def merged_metadata(desired: Obj, observed: Obj) -> Obj:
+    """The desired state with the server's bookkeeping and the kept labels/annotations (before Retain)."""
     merged = copy.deepcopy(desired)
     meta = merged.setdefault("metadata", {})
     seen = observed["metadata"]
@@ -164,8 +187,7 @@ def merge_for_update(desired: Obj, observed: Obj, interpreter: CustomizedInterpr
         meta[field] = {**kept, **(meta.get(field) or {})}
         if not meta[field]:
             meta.pop(field)
-    # Retain: the customization's, the third-party script's, or the native rule (kinds without one: as merged)
-    return (interpreter or _INTERPRETER).retain(merged, observed)
+    return merged
 
 
 def strip_karmada_marks(manifest: Obj) -> Obj:
@@ -258,10 +280,12 @@ class ExecutionController:
         self.reflects = reflect  # Karmada's work-status controller
         self.namespace = execution_space(cluster_name)
         self.works = Informer(control_plane, WORKS, namespace=self.namespace, resync_period=resync_period)
-        # the control plane's customizations decide retention, status and health here
-        self.interpreter = CustomizedInterpreter()
+        # the control plane's customizations and interpreter webhooks decide retention, status and health here
+        self.interpreter = AsyncInterpreter(CustomizedInterpreter(), services=self._service)
         self.customizations = Informer(control_plane, RESOURCE_INTERPRETER_CUSTOMIZATIONS)
-        self.customizations.add_handler(self.interpreter.on_event)
+        self.customizations.add_handler(self.interpreter.customized.on_event)
+        self.webhook_configurations = Informer(control_plane, RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATIONS)
+        self.webhook_configurations.add_handler(self.interpreter.on_event)
         self.mapper = ResourceMapper(member)
         self.control_plane_mapper = ResourceMapper(control_plane)
         self.caches: dict[Resource, Informer] = {}
@@ -277,11 +301,13 @@ class ExecutionController:
 
     async def start(self) -> None:
         self.customizations.start()
-        try:
-            await self.customizations.wait_synced(60)
-        except TimeoutError:
-            # the cache keeps trying; until it lists, the third-party and native rules answer
-            log.warning("ResourceInterpreterCustomizations not listed yet; interpreting without them")
+        self.webhook_configurations.start()
+        for informer in (self.customizations, self.webhook_configurations):
+            try:
+                await informer.wait_synced(60)
+            except TimeoutError:
+                # the cache keeps trying; until it lists, the third-party and native rules answer
+                log.warning("%s not listed yet; interpreting without them", informer.resource.plural)
         self.works.start()
         await self.works.wait_synced(60)
         self.controller.start()
@@ -291,8 +317,20 @@ class ExecutionController:
         await self.recorder.close()
         await self.works.stop()
         await self.customizations.stop()
+        await self.webhook_configurations.stop()
+        await self.interpreter.close()
         for cache in self.caches.values():
             await cache.stop()
+
+    async def _service(self, namespace: str, name: str) -> Obj | None:
+        # a webhook's clientConfig.service, from the control plane (read when called, never watched
+        # here); an agent not allowed to read it goes by the cluster DNS name, as for a missing one
+        try:
+            found: Obj | None = await self.control_plane.get_or_none(SERVICES, name, namespace)
+        except KubeError as exc:
+            log.info("service %s/%s of an interpreter webhook not read (%s); using its DNS name", namespace, name, exc)
+            return None
+        return found
 
     # -- event handlers -----------------------------------------------------------------------
     def _work_changed(self, kind: str, obj: Obj, old: Obj | None) -> None:
@@ -450,8 +488,8 @@ class ExecutionController:
             if self.written.get(key) == (wanted, _digest(observed)):
                 return resource, observed, False
             try:
-                desired = merge_for_update(manifest, observed, self.interpreter)
-            except ValueError as exc:  # a Retain script failed: this manifest fails, the others apply
+                desired = await a_merge_for_update(manifest, observed, self.interpreter)
+            except ValueError as exc:  # a Retain script or webhook failed: this manifest fails, the others apply
                 raise ApplyError(str(exc)) from exc
             if _comparable(desired) == _comparable(observed):
                 self.written[key] = (wanted, _digest(observed))
@@ -527,7 +565,7 @@ class ExecutionController:
         entry: Obj = {"identifier": identifier}
         what = f"{resource.kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
         try:
-            reflected = self.interpreter.reflect_status(obj)
+            reflected = await self.interpreter.a_reflect_status(obj)
         except (KeyError, TypeError, ValueError) as exc:
             # Karmada leaves the status as it was when reflection fails
             await self.recorder.record(
@@ -539,7 +577,7 @@ class ExecutionController:
             if reflected is not None:
                 entry["status"] = json.loads(json.dumps(reflected))
         try:
-            entry["health"] = "Healthy" if self.interpreter.interpret_health(obj) else "Unhealthy"
+            entry["health"] = "Healthy" if await self.interpreter.a_interpret_health(obj) else "Unhealthy"
         except (KeyError, TypeError, ValueError) as exc:
             entry["health"] = "Unknown"
             await self.recorder.record(
@@ -609,7 +647,7 @@ class ExecutionController:
         if observed is None or not _managed(observed):
             return
         if preserve:
-            kept = merge_for_update(strip_karmada_marks(manifest), observed, self.interpreter)
+            kept = await a_merge_for_update(strip_karmada_marks(manifest), observed, self.interpreter)
             if _comparable(kept) != _comparable(observed):
                 await self.member.update(resource, kept, namespace)
             log.info(

@@ -57,7 +57,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from controlplane.context import Context
-from controlplane.interpreter import interpreter_for
+from controlplane.interpreter_webhooks import async_interpreter_for
 from karmada.api import KubeObject, ResourceBindingSpec
 from karmada.api.binding import ObjectReference
 from karmada.api.cluster import Cluster
@@ -71,7 +71,7 @@ from karmada.api.keys import (
 )
 from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
-from karmada.interpreter.customized import CustomizedInterpreter
+from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer import object_key
@@ -97,6 +97,7 @@ from karmada.works import (
     desired_work,
     directly_purged_clusters,
     expected_clusters,
+    is_workload,
     policy_selectors,
     policy_selects,
     render_work,
@@ -293,7 +294,7 @@ class BindingController:
         self.cops = cluster_override_policies
         self.ops = override_policies
         self.templates = templates
-        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
+        self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
         self.stateful_failover_injection = False  # Karmada's StatefulFailoverInjection gate
         # who to wake up: bindings by their template's (apiVersion, kind), and by target cluster
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
@@ -541,6 +542,12 @@ class BindingController:
         errors: list[str] = []
         api_error: KubeError | None = None
         written = 0
+        # an interpreter webhook's revisions are asked for here, all at once; rendering stays pure
+        reviser = (
+            await self.interpreter.reviser(template, [t.replicas or 0 for t in targets])
+            if is_workload(spec)
+            else self.interpreter.customized
+        )
         for target in targets:
             cluster = self.clusters.get(target.name)
             if cluster is None:
@@ -556,7 +563,7 @@ class BindingController:
                     cluster,
                     cops,
                     ops,
-                    self.interpreter,
+                    reviser,
                     completions,
                     stateful_failover_injection=self.stateful_failover_injection,
                 )
@@ -740,7 +747,7 @@ def setup(context: Context) -> list[Controller[Key]]:
             namespaced_ops,
             templates,
         )
-        controller.interpreter = interpreter_for(context.informers)
+        controller.interpreter = async_interpreter_for(context)
         controller.stateful_failover_injection = options.feature_enabled("StatefulFailoverInjection")
         loop: Controller[Key] = Controller(name, controller.reconcile, workers=max(1, workers))
         loop.watches(bindings, controller.binding_keys)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from controlplane.context import Context
-from controlplane.interpreter import interpreter_for
+from controlplane.interpreter_webhooks import async_interpreter_for
 from karmada.aggregation import ManifestNotFound, aggregated_items, binding_status, newly_failed
 from karmada.api.binding import AggregatedStatusItem
 from karmada.api.keys import (
@@ -42,7 +42,7 @@ from karmada.api.keys import (
     RESOURCE_BINDING_PERMANENT_ID_LABEL,
 )
 from karmada.interpreter import Operation
-from karmada.interpreter.customized import CustomizedInterpreter
+from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
 from karmada.kube.controller import Controller
 from karmada.kube.informer_factory import InformerFactory
@@ -182,7 +182,7 @@ class BindingStatusController:
         self.caches = {RB: bindings, CRB: cluster_bindings}
         self.index = WorkIndex(works)
         self.recorder = recorder
-        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
+        self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
 
     async def reconcile(self, key: Key) -> float | None:
         kind, namespace, name = key
@@ -282,7 +282,7 @@ class BindingStatusController:
             # listed objects carry no apiVersion/kind; the interpreter and Events need them
             template = {**template, "apiVersion": api_version, "kind": kind}
             try:
-                new = self.interpreter.aggregate_status(template, statuses, now_time())
+                new = await self.interpreter.a_aggregate_status(template, statuses, now_time())
             except (KeyError, TypeError, ValueError) as exc:
                 await self.recorder.record(template, "Warning", "AggregateStatusFailed", str(exc))
                 raise
@@ -316,7 +316,7 @@ def setup(context: Context) -> list[Controller[Key]]:
     controller = BindingStatusController(
         context.client, context.mapper, informers, bindings, cluster_bindings, works, context.recorder
     )
-    controller.interpreter = interpreter_for(context.informers)
+    controller.interpreter = async_interpreter_for(context)
     reconciler: Controller[Key] = Controller("binding-status", controller.reconcile, workers=WORKERS)
     reconciler.watches(bindings, binding_keys(RB))
     reconciler.watches(cluster_bindings, binding_keys(CRB))

@@ -67,6 +67,7 @@ from typing import Any
 from controlplane.binding_controller import Templates
 from controlplane.context import Context
 from controlplane.interpreter import interpreter_for
+from controlplane.interpreter_webhooks import async_interpreter_for
 from karmada.api.binding import ObjectReference
 from karmada.api.errors import APIValidationError
 from karmada.api.interpreter import DependentObjectReference
@@ -89,6 +90,7 @@ from karmada.dependencies import (
 )
 from karmada.detection.changes import specification_changed
 from karmada.interpreter.native import Operation
+from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer import object_key
@@ -156,8 +158,9 @@ class DependenciesDistributor:
         self.informers = informers
         self.mapper = mapper
         self.templates = Templates(client, informers, mapper)
-        # customization-aware: a kind with an InterpretDependency customization has dependencies too
-        self.interpreter = interpreter_for(informers)
+        # customization- and webhook-aware: a kind with an InterpretDependency customization or
+        # interpreter webhook has dependencies too (async_interpreter_for in setup)
+        self.interpreter = AsyncInterpreter(interpreter_for(informers))
         self.enqueue: Callable[[Key], None] = lambda key: None
         # independent bindings by what their annotation lists: (apiVersion, kind, namespace) -> keys
         self._referrers: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
@@ -304,7 +307,7 @@ class DependenciesDistributor:
         if not self.interpreter.hook_enabled(api_version, kind, Operation.INTERPRET_DEPENDENCY):
             return None
         try:
-            dependencies = self.interpreter.get_dependencies(template)
+            dependencies = await self.interpreter.a_get_dependencies(template)
         except Exception as exc:  # a bad template (or, later, a failing customization) must not stop the others
             log.warning("binding=%s/%s: failed to get dependencies of %s: %s", namespace, name, kind, exc)
             await self.recorder.record(template, "Warning", EVENT_GET_DEPENDENCIES_FAILED, str(exc)[:MESSAGE_LIMIT])
@@ -514,6 +517,7 @@ def setup(context: Context) -> list[Controller[Key]]:
     """The distributor on the shared ResourceBinding cache (template caches join on first use)."""
     bindings = context.informers.informer(RESOURCE_BINDINGS)
     distributor = DependenciesDistributor(context.client, context.recorder, bindings, context.informers, context.mapper)
+    distributor.interpreter = async_interpreter_for(context)
     loop: Controller[Key] = Controller(
         CONTROLLER_NAME, distributor.reconcile, workers=max(1, context.options.concurrent_dependent_resource_syncs)
     )

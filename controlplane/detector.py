@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.context import Context
-from controlplane.interpreter import interpreter_for
+from controlplane.interpreter_webhooks import async_interpreter_for
 from karmada.api.errors import APIValidationError
 from karmada.api.keys import (
     CLUSTER_PROPAGATION_POLICY_PERMANENT_ID_LABEL,
@@ -83,7 +83,7 @@ from karmada.detection import (
     without_claim,
 )
 from karmada.interpreter import Operation
-from karmada.interpreter.customized import CustomizedInterpreter
+from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer_factory import InformerFactory
@@ -176,7 +176,7 @@ class Detector:
         self.skipped_namespaces = tuple(skipped_namespaces)
         self.preemption_enabled = preemption_enabled
         self.priority_scheduling_enabled = priority_scheduling_enabled
-        self.interpreter = CustomizedInterpreter()  # the shared one from interpreter_for in setup
+        self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
         self.pps = informers.informer(PROPAGATION_POLICIES)
         self.cpps = informers.informer(CLUSTER_PROPAGATION_POLICIES)
         self.ops = informers.informer(OVERRIDE_POLICIES)
@@ -531,13 +531,13 @@ class Detector:
 
     async def _desired_binding(self, template: Obj, policy: ParsedPolicy) -> Obj:
         replicas, requirements = 0, None
-        if self.interpreter.watched is not None:
-            await self.interpreter.watched.wait_synced(SYNC_TIMEOUT)  # customizations known before the first answer
+        # customizations and interpreter webhooks known before the first answer
+        await self.interpreter.wait_synced(SYNC_TIMEOUT)
         if self.interpreter.hook_enabled(
             str(template.get("apiVersion")), str(template.get("kind")), Operation.INTERPRET_REPLICA
         ):
             try:
-                count, needs = self.interpreter.get_replicas(template)
+                count, needs = await self.interpreter.a_get_replicas(template)
             except (ValueError, KeyError, TypeError) as exc:
                 await self.recorder.record(template, "Warning", "GetReplicasFailed", str(exc))
                 raise ValueError(f"interpreting replicas: {exc}") from exc
@@ -920,5 +920,5 @@ def setup(context: Context) -> list[Controller[Any]]:
         priority_scheduling_enabled=options.feature_enabled(PRIORITY_GATE),
         workers=options.concurrent_resource_template_syncs,
     )
-    detector.interpreter = interpreter_for(context.informers)
+    detector.interpreter = async_interpreter_for(context)
     return [detector.templates, detector.policies]

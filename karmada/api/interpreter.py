@@ -1,13 +1,14 @@
-"""``config.karmada.io/v1alpha1`` ResourceInterpreterCustomization, and the
-dependency reference type the interpreter returns."""
+"""``config.karmada.io/v1alpha1`` ResourceInterpreterCustomization and
+ResourceInterpreterWebhookConfiguration, and the dependency reference type the
+interpreter returns."""
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
-from karmada.api._base import KubeModel, KubeObject
+from karmada.api._base import Format, Int32, KubeModel, KubeObject
 from karmada.api.meta import LabelSelector, ObjectMeta
 
 CONFIG_GROUP_VERSION: Final = "config.karmada.io/v1alpha1"
@@ -156,3 +157,91 @@ class DependentObjectReference(KubeModel):
     namespace: str | None = None
     name: str | None = None
     label_selector: LabelSelector | None = None
+
+
+class ServiceReference(KubeModel):
+    """A Service exposing a webhook (admissionregistration.k8s.io/v1 ServiceReference)."""
+
+    namespace: str
+    """namespace is the namespace of the service."""
+    name: str
+    """name is the name of the service."""
+    path: str | None = None
+    """path is an optional URL path which will be sent in any request to
+    this service."""
+    port: Int32 | None = None
+    """port is the port on the service that hosts the webhook. Default to 443."""
+
+
+class WebhookClientConfig(KubeModel):
+    """How to reach a webhook: a URL or a Service, and the CA that signed its certificate."""
+
+    url: str | None = None
+    """url gives the location of the webhook, in standard URL form
+    (`scheme://host:port/path`). Exactly one of `url` or `service`
+    must be specified."""
+    service: ServiceReference | None = None
+    """service is a reference to the service for this webhook. Either
+    `service` or `url` must be specified."""
+    ca_bundle: Annotated[str, Format("byte")] | None = None
+    """caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate.
+    If unspecified, system trust roots on the apiserver are used."""
+
+
+class RuleWithOperations(KubeModel):
+    """The operations and the kinds a webhook answers for."""
+
+    operations: list[str]
+    """Operations is the operations the hook cares about.
+    If '*' is present, the length of the slice must be one."""
+    api_groups: list[str]
+    """APIGroups is the API groups the resources belong to. '*' is all groups.
+    If '*' is present, the length of the slice must be one."""
+    api_versions: list[str]
+    """APIVersions is the API versions the resources belong to. '*' is all versions.
+    If '*' is present, the length of the slice must be one."""
+    kinds: list[str]
+    """Kinds is a list of resources this rule applies to.
+    If '*' is present, the length of the slice must be one."""
+
+
+class ResourceInterpreterWebhook(KubeModel):
+    """One interpreter webhook and the operations and kinds it answers for."""
+
+    name: str
+    """Name is the full-qualified name of the webhook."""
+    client_config: WebhookClientConfig
+    """ClientConfig defines how to communicate with the hook (a URL, or a Service,
+    which takes precedence when both are set)."""
+    rules: list[RuleWithOperations] | None = None
+    """Rules describes what operations on what resources the webhook cares about.
+    The webhook cares about an operation if it matches any Rule."""
+    timeout_seconds: Int32 | None = None
+    """TimeoutSeconds specifies the timeout for this webhook.
+    The timeout value must be between 1 and 30 seconds.
+    Default to 10 seconds."""
+    interpreter_context_versions: list[str]
+    """InterpreterContextVersions is an ordered list of preferred `ResourceInterpreterContext`
+    versions the Webhook expects. Karmada will try to use first version in
+    the list which it supports."""
+
+
+class ResourceInterpreterWebhookConfiguration(KubeObject):
+    """Interpreter webhooks: a user's service answering interpreter operations for some kinds."""
+
+    api_version: Literal["config.karmada.io/v1alpha1"] = CONFIG_GROUP_VERSION
+    """APIVersion defines the versioned schema of this representation of an object.
+    Servers should convert recognized schemas to the latest internal value, and
+    may reject unrecognized values.
+    More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
+    kind: Literal["ResourceInterpreterWebhookConfiguration"] = "ResourceInterpreterWebhookConfiguration"
+    """Kind is a string value representing the REST resource this object represents.
+    Servers may infer this from the endpoint the client submits requests to.
+    Cannot be updated.
+    In CamelCase.
+    More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    webhooks: list[ResourceInterpreterWebhook]
+    """Webhooks is a list of webhooks and the affected resources and operations."""

@@ -12,7 +12,7 @@ from typing import Literal
 from karmada.api._base import KubeObject
 from karmada.api.binding import ClusterResourceBinding, ResourceBinding
 from karmada.api.cluster import Cluster
-from karmada.api.interpreter import ResourceInterpreterCustomization
+from karmada.api.interpreter import ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
 from karmada.api.policy import ClusterPropagationPolicy, PropagationPolicy
 from karmada.api.taint_policy import ClusterTaintPolicy
@@ -212,6 +212,16 @@ KINDS: tuple[KindInfo, ...] = (
             PrinterColumn("TARGET-KIND", ".spec.target.kind"),
             AGE,
         ),
+    ),
+    KindInfo(
+        ResourceInterpreterWebhookConfiguration,
+        "config.karmada.io",
+        "v1alpha1",
+        "ResourceInterpreterWebhookConfiguration",
+        "resourceinterpreterwebhookconfigurations",
+        "Cluster",
+        (),
+        (KARMADA_CATEGORY,),
     ),
 )
 

@@ -165,6 +165,10 @@ class CustomizedInterpreter:
                 index.setdefault((target, operation), Hook(source, f"ResourceInterpreterCustomization({name})"))
         self._index = index
 
+    def customization(self, api_version: str, kind: str, operation: Operation) -> Hook | None:
+        """The ResourceInterpreterCustomization's hook alone (it answers before any interpreter webhook)."""
+        return self._index.get(((api_version, kind), operation))
+
     def hook(self, api_version: str, kind: str, operation: Operation) -> Hook | None:
         """The Lua hook answering ``operation`` for the kind (customization, then third-party)."""
         key = ((api_version, kind), operation)

@@ -51,6 +51,13 @@ CLUSTERS = Resource("cluster.karmada.io", "v1alpha1", "clusters", "Cluster", Fal
 RESOURCE_INTERPRETER_CUSTOMIZATIONS = Resource(
     "config.karmada.io", "v1alpha1", "resourceinterpretercustomizations", "ResourceInterpreterCustomization", False
 )
+RESOURCE_INTERPRETER_WEBHOOK_CONFIGURATIONS = Resource(
+    "config.karmada.io",
+    "v1alpha1",
+    "resourceinterpreterwebhookconfigurations",
+    "ResourceInterpreterWebhookConfiguration",
+    False,
+)
 WORKS = Resource("work.karmada.io", "v1alpha1", "works", "Work", True)
 RESOURCE_BINDINGS = Resource("work.karmada.io", "v1alpha2", "resourcebindings", "ResourceBinding", True)
 CLUSTER_RESOURCE_BINDINGS = Resource(

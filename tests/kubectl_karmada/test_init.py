@@ -9,13 +9,13 @@ from tests.servers import Kubectl, Plugin
 
 def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubectl) -> None:
     first = plugin("init")
-    assert "10 CustomResourceDefinitions established" in first.stdout
+    assert "11 CustomResourceDefinitions established" in first.stdout
     assert "kubectl karmada token create --print-register-command" in first.stdout
     again = plugin("init")
     assert again.returncode == 0
     crds = json.loads(admin("get", "crd", "-o", "json").stdout)["items"]
     karmada = [c for c in crds if c["spec"]["group"].endswith("karmada.io")]
-    assert len(karmada) == 10
+    assert len(karmada) == 11
     for crd in karmada:
         assert any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
     assert admin("get", "namespace", "karmada-system", "karmada-cluster", "-o", "name").stdout.split() == [
