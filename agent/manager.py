@@ -19,9 +19,9 @@ import uuid
 
 from agent.cert_rotation import CertificateRotator
 from agent.cluster_spec import NotRegistered, ensure_cluster
-from agent.cluster_status import ClusterStatusController
+from karmada.members.cluster_status import ClusterStatusController
 from agent.credentials import ControlPlaneCredentials
-from agent.execution import ExecutionController
+from karmada.members.execution import ExecutionController
 from agent.options import Options
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector

@@ -1,5 +1,6 @@
-"""Reporting this member cluster on the control plane (Karmada's
-cluster-status controller as it runs in a pull-mode agent).
+"""Reporting a member cluster on the control plane: Karmada's cluster-status
+controller, as a pull-mode agent runs it for its own cluster and the control
+plane runs it for each Push cluster (the same code, the same status).
 
 Every ``update_frequency`` it probes the member (/readyz, else /healthz),
 turns the result into a Ready condition held back by the success/failure
@@ -20,10 +21,9 @@ import copy
 import datetime
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from agent.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
-from agent.options import Options
+from karmada.members.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
 from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER
 from karmada.clusters.conditions import find, set_condition
 from karmada.clusters.summary import node_summary, resource_summary
@@ -31,12 +31,24 @@ from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS, LEASES
 from karmada.timestamps import format_micro_time, now_time, utcnow
 
-log = logging.getLogger("agent.status")
+log = logging.getLogger("members.status")
 Obj = dict[str, Any]
 
 READY = ("True", "ClusterReady", "cluster is healthy and ready to accept workloads")
 NOT_READY = ("False", "ClusterNotReady", "cluster is reachable but health endpoint responded without ok")
 NOT_REACHABLE = ("False", "ClusterNotReachable", "cluster is not reachable")
+
+
+class StatusSettings(Protocol):
+    """The knobs this controller reads (the agent's and the control plane's flags of the same names)."""
+
+    cluster_name: str
+    cluster_namespace: str
+    cluster_status_update_frequency: float
+    cluster_lease_duration: float
+    cluster_lease_renew_interval_fraction: float
+    cluster_success_threshold: float
+    cluster_failure_threshold: float
 
 
 @dataclass
@@ -75,7 +87,7 @@ class ReadyThresholds:
 class ClusterStatusController:
     """Keeps ``Cluster.status`` and the heartbeat Lease of one cluster current."""
 
-    def __init__(self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: Options) -> None:
+    def __init__(self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: StatusSettings) -> None:
         self.control_plane = control_plane
         self.member = member
         self.cluster = cluster

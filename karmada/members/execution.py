@@ -92,7 +92,7 @@ from karmada.kube.ratelimit import ControllerRateLimiter
 from karmada.kube.resources import RESOURCE_INTERPRETER_CUSTOMIZATIONS, WORKS, UnknownKind
 from karmada.timestamps import now_time
 
-log = logging.getLogger("agent.execution")
+log = logging.getLogger("members.execution")
 Obj = dict[str, Any]
 Condition = tuple[str, str, str, str]
 
