@@ -23,6 +23,7 @@ from controlplane import (
     dependencies_distributor,
     detector,
     namespace_sync,
+    push_members,
     scheduler_controller,
 )
 from controlplane.context import Context
@@ -39,6 +40,9 @@ REGISTRY: dict[str, Setup] = {
     "binding": binding_controller.setup,
     "bindingStatus": binding_status.setup,
     "namespace": namespace_sync.setup,
+    "clusterStatus": push_members.setup,
+    "execution": push_members.setup,
+    "workStatus": push_members.setup,
 }
 
 # Controllers Karmada starts by feature gate, not by --controllers: name -> (gate, setup)

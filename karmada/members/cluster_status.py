@@ -197,7 +197,11 @@ class ClusterStatusController:
     async def renew_lease(self) -> None:
         """Set holder, duration and renewTime of the cluster Lease, owned by the Cluster."""
         name, namespace = self.options.cluster_name, self.options.cluster_namespace
-        lease = await self.control_plane.get(LEASES, name, namespace)
+        lease = await self.control_plane.get_or_none(LEASES, name, namespace)
+        created = lease is None
+        if lease is None:
+            # a Push cluster's Lease is made here (a Pull cluster's, by the control plane at approval)
+            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}}
         cluster = self.cluster.get(name)
         spec = lease.setdefault("spec", {})
         spec.update(
@@ -215,4 +219,7 @@ class ClusterStatusController:
             references = lease["metadata"].setdefault("ownerReferences", [])
             if not any(r.get("uid") == owner["uid"] for r in references):
                 references.append(owner)
-        await self.control_plane.update(LEASES, lease, namespace)
+        if created:
+            await self.control_plane.create(LEASES, lease, namespace)
+        else:
+            await self.control_plane.update(LEASES, lease, namespace)
