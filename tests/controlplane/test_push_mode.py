@@ -7,6 +7,7 @@ and coming back, and unjoin cleaning up the control plane and the member."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,23 @@ import yaml
 
 from tests.pullmode import PullMode, wait_for
 from localkube.server import ServerConfig
-from tests.servers import Kubectl, ServerThread
+from localkube.simulation import SimulationConfig
+from tests.servers import Kubectl, ServerThread, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "static-weight"
+
+
+# members that run their workloads (localkube's simulation), so status and health have something to say
+@pytest.fixture(scope="module")
+def member1() -> Iterator[ServerThread]:
+    yield from start_server(port=0, simulation=SimulationConfig(nodes=1, node_prefix="m1", workloads=True))
+
+
+@pytest.fixture(scope="module")
+def member2() -> Iterator[ServerThread]:
+    yield from start_server(port=0, simulation=SimulationConfig(nodes=1, node_prefix="m2", workloads=True))
 
 
 def _json(kubectl: Kubectl, *args: str) -> dict[str, Any] | None:
