@@ -112,7 +112,11 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Push clusters' Leases"
     )
     parser.add_argument(
-        "--concurrent-work-syncs", type=int, default=5, metavar="N", help="Works of each Push cluster synced at once (5)"
+        "--concurrent-work-syncs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="Works of each Push cluster synced at once (5)",
     )
     # karmada-scheduler's flags
     parser.add_argument("--scheduler-name", default=defaults.scheduler_name, metavar="NAME", help="(default-scheduler)")

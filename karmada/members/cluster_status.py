@@ -23,12 +23,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from karmada.members.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
-from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER
+from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER, SYSTEM_LABEL, SYSTEM_LABEL_VALUE
 from karmada.clusters.conditions import find, set_condition
 from karmada.clusters.summary import node_summary, resource_summary
 from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS, LEASES
+from karmada.members.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
+from karmada.registration.identity import CLUSTER_LABEL
 from karmada.timestamps import format_micro_time, now_time, utcnow
 
 log = logging.getLogger("members.status")
@@ -87,7 +88,9 @@ class ReadyThresholds:
 class ClusterStatusController:
     """Keeps ``Cluster.status`` and the heartbeat Lease of one cluster current."""
 
-    def __init__(self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: StatusSettings) -> None:
+    def __init__(
+        self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: StatusSettings
+    ) -> None:
         self.control_plane = control_plane
         self.member = member
         self.cluster = cluster
@@ -201,7 +204,12 @@ class ClusterStatusController:
         created = lease is None
         if lease is None:
             # a Push cluster's Lease is made here (a Pull cluster's, by the control plane at approval)
-            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}}
+            labels = {SYSTEM_LABEL: SYSTEM_LABEL_VALUE, CLUSTER_LABEL: name}  # removed with the cluster
+            lease = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": name, "labels": labels},
+            }
         cluster = self.cluster.get(name)
         spec = lease.setdefault("spec", {})
         spec.update(

@@ -209,7 +209,11 @@ async def _token(member: KubeClient, namespace: str, account: str) -> str:
 
 
 async def join(
-    control_plane: KubeClient, member: KubeClient, member_config: ClusterConfig, options: JoinOptions, say: Callable[[str], None]
+    control_plane: KubeClient,
+    member: KubeClient,
+    member_config: ClusterConfig,
+    options: JoinOptions,
+    say: Callable[[str], None],
 ) -> list[Obj]:
     """Join the member in Push mode; returns what was (or, dry run, would be) created."""
     name = options.cluster_name

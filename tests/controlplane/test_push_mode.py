@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.pullmode import PullMode, wait_for
 from localkube.server import ServerConfig
 from localkube.simulation import SimulationConfig
+from tests.pullmode import PullMode, wait_for
 from tests.servers import Kubectl, ServerThread, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -56,12 +56,8 @@ def test_join_refuses_what_it_must(pull_mode: PullMode, member1: ServerThread, w
     assert pull_mode.member_admin(member1, "member1")("get", "ns", "karmada-cluster", check=False).returncode != 0
     dry = pull_mode.join(member1, "member1", "--dry-run", "-o", "json")
     kinds = [o["kind"] for o in json.loads(dry.stdout)["items"]]
-    assert kinds == ["Namespace", "ServiceAccount", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"] + [
-        "Namespace",
-        "Secret",
-        "Secret",
-        "Cluster",
-    ]
+    in_member = ["Namespace", "ServiceAccount", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    assert kinds == [*in_member, "Namespace", "Secret", "Secret", "Cluster"]
     assert pull_mode.cluster("member1") is None
     bad = pull_mode.join(member1, "Member_1", check=False)
     assert bad.returncode != 0 and 'invalid cluster name "Member_1"' in bad.stderr
@@ -72,8 +68,8 @@ def test_static_weight_over_a_push_and_a_pull_member(
 ) -> None:
     pull_mode.add_member(member1, "member1", "push")
     pull_mode.add_member(member2, "member2", "pull")
-    for name in ("member1", "member2"):
-        wait_for(lambda name=name: pull_mode.ready(name) == "True", timeout=40, what=f"{name} Ready")
+    wait_for(lambda: pull_mode.ready("member1") == "True", timeout=40, what="member1 (push) Ready")
+    wait_for(lambda: pull_mode.ready("member2") == "True", timeout=40, what="member2 (pull) Ready")
     push, pull = pull_mode.cluster("member1") or {}, pull_mode.cluster("member2") or {}
     assert push["spec"]["syncMode"] == "Push" and pull["spec"]["syncMode"] == "Pull"
     assert push["spec"]["apiEndpoint"] == member1.url
@@ -84,9 +80,10 @@ def test_static_weight_over_a_push_and_a_pull_member(
     assert secret["metadata"]["ownerReferences"][0]["uid"] == push["metadata"]["uid"]
     # the same status either way: version, API enablements, node and resource summaries, conditions
     wait_for(lambda: (pull_mode.cluster("member1") or {}).get("status", {}).get("nodeSummary"), what="summary")
-    push_status, pull_status = (pull_mode.cluster("member1") or {})["status"], (pull_mode.cluster("member2") or {})[
-        "status"
-    ]
+    push_status, pull_status = (
+        (pull_mode.cluster("member1") or {})["status"],
+        (pull_mode.cluster("member2") or {})["status"],
+    )
     assert sorted(push_status) == sorted(pull_status)
     assert push_status["kubernetesVersion"] == pull_status["kubernetesVersion"]
     assert push_status["apiEnablements"] == pull_status["apiEnablements"]
@@ -101,7 +98,10 @@ def test_static_weight_over_a_push_and_a_pull_member(
         assert again.returncode != 0 and f"the cluster name {name} has been registered" in again.stderr
 
     pull_mode.admin("apply", "-f", str(EXAMPLE))
-    member1_admin, member2_admin = pull_mode.member_admin(member1, "member1"), pull_mode.member_admin(member2, "member2")
+    member1_admin, member2_admin = (
+        pull_mode.member_admin(member1, "member1"),
+        pull_mode.member_admin(member2, "member2"),
+    )
     wait_for(lambda: _replicas(member1_admin) == 2, timeout=30, what="member1 (push) nginx with 2 replicas")
     wait_for(lambda: _replicas(member2_admin) == 4, timeout=30, what="member2 (pull) nginx with 4 replicas")
 
@@ -125,6 +125,7 @@ def test_static_weight_over_a_push_and_a_pull_member(
     out = pull_mode.plugin("unjoin", "member1", "--cluster-kubeconfig", str(member_kubeconfig)).stdout
     assert "cluster(member1) is unjoined successfully" in out
     assert pull_mode.cluster("member1") is None
+    assert _json(pull_mode.admin, "get", "lease", "member1", "-n", "karmada-cluster") is None
     assert member1_admin("get", "deploy", "nginx", check=False).returncode != 0
     assert _json(pull_mode.admin, "get", "secret", "member1", "-n", "karmada-cluster") is None
     assert _json(member1_admin, "get", "sa", "karmada-member1", "-n", "karmada-cluster") is None
