@@ -135,40 +135,56 @@ def test_static_weight_over_a_push_and_a_pull_member(
     assert refused.returncode != 0 and "is in Pull mode" in refused.stderr
 
 
-def test_a_stopped_push_member_turns_not_ready_and_can_still_be_unjoined(pull_mode: PullMode) -> None:
-    member = ServerThread(ServerConfig(port=0)).start()
-    stopped = False
+def test_a_stopped_push_member_turns_not_ready_comes_back_and_can_be_unjoined_dead(
+    pull_mode: PullMode, workdir: Path
+) -> None:
+    data = workdir / "member4-data"
+    member = ServerThread(ServerConfig(port=0, data_dir=data)).start()
+    port = int(member.url.rsplit(":", 1)[1])
+    running = True
     try:
         pull_mode.add_member(member, "member4", "push")
         wait_for(lambda: pull_mode.ready("member4") == "True", timeout=40, what="member4 Ready")
-        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(_namespace_policy("member4")))
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(_namespace_policy("member4", ["shop", "late"])))
         pull_mode.admin("create", "namespace", "shop")
-        wait_for(lambda: pull_mode.member_admin(member, "member4")("get", "ns", "shop", check=False).returncode == 0)
+        in_member = pull_mode.member_admin(member, "member4")
+        wait_for(lambda: in_member("get", "ns", "shop", check=False).returncode == 0, what="shop in member4")
         member.stop()
-        stopped = True
+        running = False
         wait_for(lambda: pull_mode.ready("member4") == "False", timeout=20, what="member4 not Ready")
         cluster = pull_mode.cluster("member4") or {}
         ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "Ready")
         assert (ready["reason"], ready["message"]) == ("ClusterNotReachable", "cluster is not reachable")
         wait_for(lambda: "cluster.karmada.io/not-ready" in pull_mode.taint_keys("member4"), what="the taint")
-        # the other members are not held up
-        assert pull_mode.ready("member2") == "True"
-        # nobody can run the Works' finalizers: the control plane releases them, unjoin completes
+        assert pull_mode.ready("member2") == "True", "the other members are not held up"
+        # a Work made while the member is away is applied when it is back; what was there stays
+        pull_mode.admin("create", "namespace", "late")
+        member = ServerThread(ServerConfig(port=port, data_dir=data)).start()
+        running = True
+        wait_for(lambda: pull_mode.ready("member4") == "True", timeout=40, what="member4 Ready again")
+        wait_for(lambda: "cluster.karmada.io/not-ready" not in pull_mode.taint_keys("member4"), what="untainted")
+        in_member = pull_mode.member_admin(member, "member4")
+        wait_for(lambda: in_member("get", "ns", "late", check=False).returncode == 0, what="late in member4")
+        assert in_member("get", "ns", "shop", check=False).returncode == 0
+        # gone for good: nobody can run the Works' finalizers, the control plane releases them
+        member.stop()
+        running = False
+        wait_for(lambda: pull_mode.ready("member4") == "False", timeout=20, what="member4 not Ready")
         out = pull_mode.plugin("unjoin", "member4").stdout
         assert "cluster(member4) is unjoined successfully" in out
         assert pull_mode.cluster("member4") is None
     finally:
-        if not stopped:
+        if running:
             member.stop()
 
 
-def _namespace_policy(cluster: str) -> dict[str, Any]:
+def _namespace_policy(cluster: str, names: list[str]) -> dict[str, Any]:
     return {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "ClusterPropagationPolicy",
-        "metadata": {"name": "shop-ns"},
+        "metadata": {"name": "namespaces-to-" + cluster},
         "spec": {
-            "resourceSelectors": [{"apiVersion": "v1", "kind": "Namespace", "name": "shop"}],
+            "resourceSelectors": [{"apiVersion": "v1", "kind": "Namespace", "name": n} for n in names],
             "placement": {"clusterAffinity": {"clusterNames": [cluster]}},
         },
     }
