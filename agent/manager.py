@@ -22,14 +22,14 @@ import uuid
 
 from agent.cert_rotation import CertificateRotator
 from agent.cluster_spec import NotRegistered, ensure_cluster
-from agent.cluster_status import ClusterStatusController
 from agent.credentials import ControlPlaneCredentials
-from agent.execution import ExecutionController
 from agent.options import Options
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
 from karmada.kube.resources import CLUSTERS
 from karmada.kube.supervise import Supervisor
+from karmada.members.cluster_status import ClusterStatusController
+from karmada.members.execution import ExecutionController
 
 log = logging.getLogger("agent")
 

@@ -21,7 +21,12 @@ every dependency is in every member its Deployment went to
 (``a_all_dependencies_s``), and (b) the latency of the last of the three
 objects per Deployment. Compare with the same run without ``--deps``.
 
-Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000] [--deps]``.
+``--mode push`` joins every member in push mode (the control plane applies
+the Works and reflects their status itself, no agents); ``--mode both`` runs
+pull, then push, and prints the figures side by side. (d) is then also given
+per member, since in push mode the control plane does each member's work.
+
+Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000] [--deps] [--mode both]``.
 """
 
 from __future__ import annotations
@@ -331,20 +336,35 @@ def main() -> None:
         action="store_true",
         help="each Deployment with its own ConfigMap and Secret, propagated by propagateDeps",
     )
+    parser.add_argument(
+        "--mode",
+        choices=("pull", "push", "both"),
+        default="pull",
+        help="members registered with agents (pull), joined (push), or one run of each side by side",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        options = SandboxOptions(directory=Path(tmp), members=[f"member{i}" for i in range(1, args.members + 1)])
-        sandbox = asyncio.run(up(options, lambda _: None))
-        try:
-            results = asyncio.run(run(sandbox, args))
-        finally:
-            down(sandbox, lambda _: None)
+    names = [f"member{i}" for i in range(1, args.members + 1)]
+    by_mode: dict[str, dict[str, float]] = {}
+    for mode in ("pull", "push") if args.mode == "both" else (args.mode,):
+        with tempfile.TemporaryDirectory() as tmp:
+            push = set(names) if mode == "push" else set()
+            options = SandboxOptions(directory=Path(tmp), members=list(names), push_members=push)
+            sandbox = asyncio.run(up(options, lambda _: None))
+            try:
+                results = asyncio.run(run(sandbox, args))
+            finally:
+                down(sandbox, lambda _: None)
+        for key in [k for k in results if k.startswith("d_")]:
+            results[f"{key}_per_member"] = results[key] / args.members
+        by_mode[mode] = results
     with_deps = ", each with a ConfigMap and a Secret (propagateDeps)" if args.deps else ""
     print(
         f"propagation through a sandbox of {args.members} members, {args.replicas} replicas per Deployment{with_deps}"
     )
-    for key, value in results.items():
-        print(f"  {key:48s} {value:10.2f}")
+    modes = list(by_mode)
+    print(f"  {'':48s} " + " ".join(f"{m:>10s}" for m in modes))
+    for key in by_mode[modes[0]]:
+        print(f"  {key:48s} " + " ".join(f"{by_mode[m].get(key, float('nan')):10.2f}" for m in modes))
 
 
 if __name__ == "__main__":

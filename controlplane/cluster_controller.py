@@ -3,7 +3,7 @@
 aggregated API server would have done on write), the not-ready/unreachable
 taints that follow the Ready condition, and, for pull clusters, the agent's
 access objects. On deletion it removes the execution namespace (stripping
-Work finalizers first when a pull cluster's agent is gone), waits until no
+Work finalizers first when the cluster is not Ready: no one can run them), waits until no
 binding targets the cluster, removes the agent's access, then the finalizer.
 
 Runs as one worker fed by the Cluster informer; every reconcile reads the
@@ -135,9 +135,9 @@ class ClusterController:
     async def _remove(self, cluster: Obj) -> float | None:
         name = cluster["metadata"]["name"]
         space = execution_space(name)
-        pull = (cluster.get("spec") or {}).get("syncMode") == "Pull"
-        if pull and condition_status(cluster, "Ready") != "True":
-            await self._release_works(space)  # no agent will run the execution finalizer
+        if condition_status(cluster, "Ready") != "True":
+            # no agent (Pull) or unreachable member (Push) will run the execution finalizer
+            await self._release_works(space)
         try:
             await self.client.delete(NAMESPACES, space)
             await self.recorder.record(

@@ -26,6 +26,7 @@ from controlplane import (
     detector,
     graceful_eviction,
     namespace_sync,
+    push_members,
     scheduler_controller,
     taint_manager,
 )
@@ -52,6 +53,9 @@ REGISTRY: dict[str, Setup] = {
     "clustertaintpolicy": cluster_taint_policy.setup,
     "gracefulEviction": graceful_eviction.setup,
     "applicationFailover": application_failover.setup,
+    "clusterStatus": push_members.setup,
+    "execution": push_members.setup,
+    "workStatus": push_members.setup,
 }
 
 # Controllers Karmada starts by feature gate, not by --controllers: name -> (gate, setup)

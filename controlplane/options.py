@@ -12,11 +12,14 @@ from karmada.health_server import probe_address
 
 ALL_CONTROLLERS = (
     "cluster",
+    "clusterStatus",
     "agentcsrapproving",
     "detector",
     "scheduler",
     "binding",
     "bindingStatus",
+    "execution",
+    "workStatus",
     "namespace",
     "clustertaintpolicy",
     "gracefulEviction",
@@ -41,6 +44,14 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    # Push clusters' status and heartbeat (karmada-controller-manager's flags of these names)
+    cluster_namespace: str = "karmada-cluster"
+    cluster_status_update_frequency: float = 10.0
+    cluster_lease_duration: float = 40.0
+    cluster_lease_renew_interval_fraction: float = 0.25
+    cluster_success_threshold: float = 30.0
+    cluster_failure_threshold: float = 30.0
+    concurrent_work_syncs: int = 5
     scheduler_name: str = "default-scheduler"
     enable_empty_workload_propagation: bool = False
     # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
@@ -109,8 +120,23 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cluster-startup-grace-period", "60s"),
         ("--cleanup-check-interval", "10s"),
         ("--graceful-eviction-timeout", "10m"),
+        ("--cluster-status-update-frequency", "10s"),
+        ("--cluster-lease-duration", "40s"),
+        ("--cluster-success-threshold", "30s"),
+        ("--cluster-failure-threshold", "30s"),
     ):
         parser.add_argument(flag, type=duration, default=parse_duration(value), metavar="DURATION", help=f"({value})")
+    parser.add_argument("--cluster-lease-renew-interval-fraction", type=float, default=0.25, metavar="F", help="(0.25)")
+    parser.add_argument(
+        "--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Push clusters' Leases"
+    )
+    parser.add_argument(
+        "--concurrent-work-syncs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="Works of each Push cluster synced at once (5)",
+    )
     # karmada-scheduler's flags
     parser.add_argument("--scheduler-name", default=defaults.scheduler_name, metavar="NAME", help="(default-scheduler)")
     parser.add_argument(

@@ -26,6 +26,11 @@ FAST_CONTROLPLANE = [
     "--cluster-startup-grace-period=6s",
     "--leader-elect-retry-period=0.5s",
     "--cleanup-check-interval=0.5s",
+    # Push clusters' status, as FAST_AGENT for pull ones
+    "--cluster-status-update-frequency=0.5s",
+    "--cluster-lease-duration=2s",
+    "--cluster-success-threshold=1s",
+    "--cluster-failure-threshold=1s",
 ]
 FAST_AGENT = [
     "--cluster-status-update-frequency=0.5s",
@@ -80,6 +85,19 @@ class PullMode:
         member_kubeconfig = member.kubeconfig(self.workdir, f"{name}-admin", ["system:masters"])
         args = [*self.register_command(), "--cluster-name", name, "--agent-rollout-timeout=0", *extra]
         return Plugin(member_kubeconfig)(*args, check=check)
+
+    def join(self, member: ServerThread, name: str, *extra: str, check: bool = True) -> Any:
+        """``kubectl karmada join`` (Push mode) against the control plane, with the member's admin kubeconfig."""
+        member_kubeconfig = member.kubeconfig(self.workdir, f"{name}-admin", ["system:masters"])
+        return self.plugin("join", name, "--cluster-kubeconfig", str(member_kubeconfig), *extra, check=check)
+
+    def add_member(self, member: ServerThread, name: str, mode: str) -> None:
+        """``mode`` "pull": register and start the agent; "push": join."""
+        if mode == "push":
+            self.join(member, name)
+        else:
+            self.register(member, name)
+            self.start_agent(member, name)
 
     def member_admin(self, member: ServerThread, name: str) -> Kubectl:
         return Kubectl(member.kubeconfig(self.workdir, f"{name}-admin", ["system:masters"]), self.workdir / "cache")

@@ -43,6 +43,7 @@ from karmada.pki import BootstrapToken
 from karmada.pki.pins import pins_for
 from karmada.private_files import private_directory, write_private
 from karmada.registration.identity import validate_agent_cluster_name
+from karmada.registration.join import JoinOptions, join
 from karmada.registration.member import AGENT_NAME, KUBECONFIG_SECRET, AgentSettings
 from karmada.registration.register import RegisterOptions, register
 from karmada.registration.tokens import create_token, delete_token
@@ -75,6 +76,7 @@ class SandboxOptions:
     ready_timeout: float = 180.0
     webhook: bool = True  # start karmada-webhook and register it (the API server calls it if it can)
     controlplane_args: list[str] = field(default_factory=list)  # extra karmada-controlplane flags
+    push_members: set[str] = field(default_factory=set)  # joined in Push mode (no agent); the rest register
 
 
 @dataclass
@@ -238,7 +240,12 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         sandbox.processes.append(controlplane)
         sandbox.save()
         await asyncio.gather(
-            *(_join(sandbox, client, config.server, name, servers[name][1], options, say) for name in options.members)
+            *(
+                _join_push(client, name, servers[name][1], say)
+                if name in options.push_members
+                else _join(sandbox, client, config.server, name, servers[name][1], options, say)
+                for name in options.members
+            )
         )
         _write_kubeconfigs(sandbox, control_plane_kubeconfig, {m: servers[m][1] for m in options.members})
         await _wait_ready(client, options.members, options.ready_timeout, sandbox)
@@ -316,6 +323,14 @@ async def _join(
     sandbox.processes.append(record)
     sandbox.save()
     say(f"{name}: registered (token, CSR approved) and its agent started")
+
+
+async def _join_push(control_plane: KubeClient, name: str, member_kubeconfig: Path, say: Callable[[str], None]) -> None:
+    """``kubectl karmada join``: the control plane works this member itself."""
+    member_config = from_kubeconfig(member_kubeconfig)
+    async with KubeClient(member_config) as member:
+        await join(control_plane, member, member_config, JoinOptions(cluster_name=name), lambda line: None)
+    say(f"{name}: joined in push mode (no agent)")
 
 
 def _write_kubeconfigs(sandbox: Sandbox, control_plane: Path, members: dict[str, Path]) -> None:

@@ -30,7 +30,16 @@ def add(commands: Any) -> None:
     up = verbs.add_parser("up", help="start the sandbox; returns when every member cluster is Ready")
     _dir(up)
     up.add_argument("--members", type=int, default=3, metavar="N", help="member clusters member1..N (3)")
-    up.add_argument("--member", action="append", default=[], metavar="NAME", help="a member by name (repeatable)")
+    up.add_argument(
+        "--member",
+        action="append",
+        default=[],
+        metavar="NAME[:push]",
+        help="a member by name (repeatable); NAME:push joins it in push mode",
+    )
+    up.add_argument(
+        "--push-members", type=int, default=0, metavar="N", help="join the first N members in push mode (0)"
+    )
     up.add_argument("--nodes-per-member", type=int, default=3, metavar="N", help="simulated nodes per member (3)")
     up.add_argument("--node-cpu", default="8", help="cpu of each simulated node (8)")
     up.add_argument("--node-memory", default="32Gi", help="memory of each simulated node (32Gi)")
@@ -80,8 +89,13 @@ def _progress(line: str) -> None:
 def _run_up(args: argparse.Namespace) -> int:
     from karmada.sandbox.sandbox import SandboxError, SandboxOptions, up
 
-    members = args.member or [f"member{i}" for i in range(1, args.members + 1)]
+    named = [m.rsplit(":", 1) if m.endswith((":push", ":pull")) else [m, "pull"] for m in args.member]
+    members = [m[0] for m in named] or [f"member{i}" for i in range(1, args.members + 1)]
+    if not 0 <= args.push_members <= len(members):
+        raise CommandError(f"--push-members: {args.push_members} is not between 0 and the {len(members)} members")
+    push = {name for name, mode in named if mode == "push"} | set(members[: args.push_members])
     options = SandboxOptions(
+        push_members=push,
         directory=args.dir.expanduser(),
         members=members,
         nodes_per_member=args.nodes_per_member,
@@ -150,12 +164,13 @@ def _run_status(args: argparse.Namespace) -> int:
                 [
                     cluster["metadata"]["name"],
                     status.get("kubernetesVersion", ""),
+                    (cluster.get("spec") or {}).get("syncMode", ""),
                     ready,
                     f"{nodes.get('readyNum', 0)}/{nodes.get('totalNum', 0)}",
                 ]
             )
         print()
-        print(table(["CLUSTER", "VERSION", "READY", "NODES"], lines), end="")
+        print(table(["CLUSTER", "VERSION", "MODE", "READY", "NODES"], lines), end="")
         return 0
 
     code = run_async(clusters)

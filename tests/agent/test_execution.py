@@ -1,25 +1,49 @@
-"""The agent applies its Works in the member: create, drift correction, conflicts,
-a broken manifest failing only its own Work, and deletion with the finalizer."""
+"""Works applied in the member: create, drift correction, conflicts, a broken
+manifest failing only its own Work, and deletion with the finalizer. Run for
+both modes: the agent in a Pull member, the control plane for a Push member
+(the same code, :mod:`karmada.members.execution`)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from tests.pullmode import PullMode, wait_for
 from tests.servers import Kubectl, ServerThread
 
-NS = "karmada-es-member1"
+
+@dataclass
+class Target:
+    """The member cluster the Works go to, in one mode."""
+
+    cluster: str
+    member: Kubectl
+
+    @property
+    def ns(self) -> str:
+        return f"karmada-es-{self.cluster}"
 
 
-def work(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["pull", "push"])
+def target(request: pytest.FixtureRequest, pull_mode: PullMode, member1: ServerThread, member2: ServerThread) -> Target:
+    """member1 registered (Pull, its agent applies) or member2 joined (Push, the control plane applies)."""
+    server, name = (member1, "member1") if request.param == "pull" else (member2, "member2")
+    pull_mode.add_member(server, name, request.param)
+    wait_for(lambda: pull_mode.ready(name) == "True", timeout=40, what=f"{name} Ready")
+    return Target(name, pull_mode.member_admin(server, name))
+
+
+def work(name: str, manifest: dict[str, Any], ns: str) -> dict[str, Any]:
     meta = manifest.setdefault("metadata", {})
     meta.setdefault("labels", {})["karmada.io/managed"] = "true"
-    meta.setdefault("annotations", {}).update({"work.karmada.io/name": name, "work.karmada.io/namespace": NS})
+    meta.setdefault("annotations", {}).update({"work.karmada.io/name": name, "work.karmada.io/namespace": ns})
     return {
         "apiVersion": "work.karmada.io/v1alpha1",
         "kind": "Work",
-        "metadata": {"name": name, "namespace": NS, "finalizers": ["karmada.io/execution-controller"]},
+        "metadata": {"name": name, "namespace": ns, "finalizers": ["karmada.io/execution-controller"]},
         "spec": {"workload": {"manifests": [manifest]}},
     }
 
@@ -40,8 +64,8 @@ def deployment(name: str, replicas: int = 2) -> dict[str, Any]:
     }
 
 
-def _condition(pull_mode: PullMode, name: str, kind: str) -> dict[str, Any] | None:
-    result = pull_mode.admin("get", "work", name, "-n", NS, "-o", "json", check=False)
+def _condition(pull_mode: PullMode, target: Target, name: str, kind: str) -> dict[str, Any] | None:
+    result = pull_mode.admin("get", "work", name, "-n", target.ns, "-o", "json", check=False)
     if result.returncode:
         return None
     for condition in (json.loads(result.stdout).get("status") or {}).get("conditions") or []:
@@ -50,23 +74,15 @@ def _condition(pull_mode: PullMode, name: str, kind: str) -> dict[str, Any] | No
     return None
 
 
-def _ready_member(pull_mode: PullMode, member1: ServerThread) -> Kubectl:
-    if pull_mode.cluster("member1") is None:
-        pull_mode.register(member1, "member1")
-        pull_mode.start_agent(member1, "member1")
-    wait_for(lambda: pull_mode.ready("member1") == "True", what="member1 Ready")
-    return pull_mode.member_admin(member1, "member1")
-
-
-def test_apply_drift_and_delete(pull_mode: PullMode, member1: ServerThread) -> None:
-    member = _ready_member(pull_mode, member1)
-    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("web", deployment("web"))))
-    wait_for(lambda: (_condition(pull_mode, "web", "Applied") or {}).get("status") == "True", what="Applied")
-    applied = _condition(pull_mode, "web", "Applied") or {}
+def test_apply_drift_and_delete(pull_mode: PullMode, target: Target) -> None:
+    member = target.member
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("web", deployment("web"), target.ns)))
+    wait_for(lambda: (_condition(pull_mode, target, "web", "Applied") or {}).get("status") == "True", what="Applied")
+    applied = _condition(pull_mode, target, "web", "Applied") or {}
     assert (applied["reason"], applied["message"]) == ("AppliedSuccessful", "Manifest has been successfully applied")
     stored = json.loads(member("get", "deploy", "web", "-o", "json").stdout)
     assert stored["spec"]["replicas"] == 2 and stored["metadata"]["labels"]["karmada.io/managed"] == "true"
-    statuses = json.loads(pull_mode.admin("get", "work", "web", "-n", NS, "-o", "json").stdout)["status"]
+    statuses = json.loads(pull_mode.admin("get", "work", "web", "-n", target.ns, "-o", "json").stdout)["status"]
     identifier = statuses["manifestStatuses"][0]["identifier"]
     assert identifier == {
         "ordinal": 0,
@@ -85,13 +101,15 @@ def test_apply_drift_and_delete(pull_mode: PullMode, member1: ServerThread) -> N
     member("delete", "deployment", "web")
     wait_for(lambda: member("get", "deploy", "web", check=False).returncode == 0, what="deleted object recreated")
     # deleting the Work removes the member object, then the finalizer
-    pull_mode.admin("delete", "work", "web", "-n", NS, "--wait=false")
+    pull_mode.admin("delete", "work", "web", "-n", target.ns, "--wait=false")
     wait_for(lambda: member("get", "deploy", "web", check=False).returncode == 1, what="member object removed")
-    wait_for(lambda: pull_mode.admin("get", "work", "web", "-n", NS, check=False).returncode == 1, what="Work gone")
+    wait_for(
+        lambda: pull_mode.admin("get", "work", "web", "-n", target.ns, check=False).returncode == 1, what="Work gone"
+    )
 
 
-def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode, member1: ServerThread) -> None:
-    member = _ready_member(pull_mode, member1)
+def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode, target: Target) -> None:
+    member = target.member
     member("create", "configmap", "theirs", "--from-literal=k=v")
     mine: dict[str, Any] = {
         "apiVersion": "v1",
@@ -107,25 +125,31 @@ def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode
         "data": {"a": "b"},
     }
     for name, manifest in (("conflict", mine), ("broken", broken), ("good", good)):
-        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work(name, manifest)))
-    wait_for(lambda: (_condition(pull_mode, "good", "Applied") or {}).get("status") == "True", what="good applied")
-    wait_for(lambda: (_condition(pull_mode, "conflict", "Applied") or {}).get("status") == "False", what="conflict")
-    conflict = _condition(pull_mode, "conflict", "Applied") or {}
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work(name, manifest, target.ns)))
+    wait_for(
+        lambda: (_condition(pull_mode, target, "good", "Applied") or {}).get("status") == "True", what="good applied"
+    )
+    wait_for(
+        lambda: (_condition(pull_mode, target, "conflict", "Applied") or {}).get("status") == "False", what="conflict"
+    )
+    conflict = _condition(pull_mode, target, "conflict", "Applied") or {}
     assert conflict["reason"] == "AppliedFailed" and conflict["message"].startswith(
         "Failed to apply all manifests (0/1): "
     )
-    events = pull_mode.admin("get", "events", "-n", NS, "--field-selector", "involvedObject.name=conflict").stdout
+    events = pull_mode.admin(
+        "get", "events", "-n", target.ns, "--field-selector", "involvedObject.name=conflict"
+    ).stdout
     assert "SyncFailed" in events
     assert (
-        "already exists in the cluster member1 and the work.karmada.io/conflict-resolution strategy value is empty"
-        in (conflict["message"])
+        f"already exists in the cluster {target.cluster} and the "
+        "work.karmada.io/conflict-resolution strategy value is empty" in (conflict["message"])
     )
     assert member("get", "cm", "theirs", "-o", "jsonpath={.data.k}").stdout == "v", "not taken over"
-    wait_for(lambda: (_condition(pull_mode, "broken", "Applied") or {}).get("status") == "False", what="broken")
-    assert "Nothing" in (_condition(pull_mode, "broken", "Applied") or {})["message"]
+    wait_for(lambda: (_condition(pull_mode, target, "broken", "Applied") or {}).get("status") == "False", what="broken")
+    assert "Nothing" in (_condition(pull_mode, target, "broken", "Applied") or {})["message"]
     # overwrite takes it over
     overwrite = dict(mine)
     overwrite["metadata"] = {**mine["metadata"], "annotations": {"work.karmada.io/conflict-resolution": "overwrite"}}
     overwrite["data"] = {"k": "ours"}
-    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("conflict", overwrite)))
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("conflict", overwrite, target.ns)))
     wait_for(lambda: member("get", "cm", "theirs", "-o", "jsonpath={.data.k}").stdout == "ours", what="overwritten")

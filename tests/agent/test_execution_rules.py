@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.execution import (
+from karmada.members.execution import (
     aggregate,
     applied_failed_message,
     conflict_message,

@@ -1,6 +1,8 @@
-"""The examples' sandboxes: one ``kubectl karmada local up`` per test module,
-in a home directory of the module's own (so ``~/.karmada-local`` in a README
-is the test's sandbox, and a user's real one is never touched)."""
+"""The examples' sandboxes: one ``kubectl karmada local up`` per test module
+and member mode, in a home directory of the module's own (so
+``~/.karmada-local`` in a README is the test's sandbox, and a user's real one
+is never touched). Every example runs with all members in pull mode, all in
+push mode, and with a mix (member1 push, the others pull)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.examples.sandbox import LocalSandbox, sandbox_at
+from tests.examples.sandbox import DEFAULT_DIR, LocalSandbox, sandbox_at
+
+MODES = {"pull": (), "push": ("--push-members", "3"), "mixed": ("--push-members", "1")}
 
 
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
-    """The default sandbox of the README: members member1..member3."""
-    yield from sandbox_at(tmp_path_factory.mktemp("home"))
+@pytest.fixture(scope="module", params=list(MODES))
+def sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
+    """The default sandbox of the README: members member1..member3, in the mode of the parameter."""
+    yield from sandbox_at(tmp_path_factory.mktemp("home"), DEFAULT_DIR, *MODES[request.param])

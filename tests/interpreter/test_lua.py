@@ -155,7 +155,7 @@ def test_resource_add_formats_as_go(args: str, want: str) -> None:
 
 
 def test_the_agent_retains_through_a_customization() -> None:
-    from agent.execution import merge_for_update
+    from karmada.members.execution import merge_for_update
 
     interpreter = CustomizedInterpreter()
     interpreter.apply(

@@ -1,5 +1,6 @@
-"""Reporting this member cluster on the control plane (Karmada's
-cluster-status controller as it runs in a pull-mode agent).
+"""Reporting a member cluster on the control plane: Karmada's cluster-status
+controller, as a pull-mode agent runs it for its own cluster and the control
+plane runs it for each Push cluster (the same code, the same status).
 
 Every ``update_frequency`` it probes the member (/readyz, else /healthz),
 turns the result into a Ready condition held back by the success/failure
@@ -20,23 +21,35 @@ import copy
 import datetime
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from agent.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
-from agent.options import Options
-from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER
+from karmada.api.keys import CLUSTER_CONTROLLER_FINALIZER, SYSTEM_LABEL, SYSTEM_LABEL_VALUE
 from karmada.clusters.conditions import find, set_condition
 from karmada.clusters.summary import node_summary, resource_summary
 from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS, LEASES
+from karmada.members.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
+from karmada.registration.identity import CLUSTER_LABEL
 from karmada.timestamps import format_micro_time, now_time, utcnow
 
-log = logging.getLogger("agent.status")
+log = logging.getLogger("members.status")
 Obj = dict[str, Any]
 
 READY = ("True", "ClusterReady", "cluster is healthy and ready to accept workloads")
 NOT_READY = ("False", "ClusterNotReady", "cluster is reachable but health endpoint responded without ok")
 NOT_REACHABLE = ("False", "ClusterNotReachable", "cluster is not reachable")
+
+
+class StatusSettings(Protocol):
+    """The knobs this controller reads (the agent's and the control plane's flags of the same names)."""
+
+    cluster_name: str
+    cluster_namespace: str
+    cluster_status_update_frequency: float
+    cluster_lease_duration: float
+    cluster_lease_renew_interval_fraction: float
+    cluster_success_threshold: float
+    cluster_failure_threshold: float
 
 
 @dataclass
@@ -75,7 +88,9 @@ class ReadyThresholds:
 class ClusterStatusController:
     """Keeps ``Cluster.status`` and the heartbeat Lease of one cluster current."""
 
-    def __init__(self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: Options) -> None:
+    def __init__(
+        self, control_plane: KubeClient, member: KubeClient, cluster: Informer, options: StatusSettings
+    ) -> None:
         self.control_plane = control_plane
         self.member = member
         self.cluster = cluster
@@ -185,7 +200,16 @@ class ClusterStatusController:
     async def renew_lease(self) -> None:
         """Set holder, duration and renewTime of the cluster Lease, owned by the Cluster."""
         name, namespace = self.options.cluster_name, self.options.cluster_namespace
-        lease = await self.control_plane.get(LEASES, name, namespace)
+        lease = await self.control_plane.get_or_none(LEASES, name, namespace)
+        created = lease is None
+        if lease is None:
+            # a Push cluster's Lease is made here (a Pull cluster's, by the control plane at approval)
+            labels = {SYSTEM_LABEL: SYSTEM_LABEL_VALUE, CLUSTER_LABEL: name}  # removed with the cluster
+            lease = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": name, "labels": labels},
+            }
         cluster = self.cluster.get(name)
         spec = lease.setdefault("spec", {})
         spec.update(
@@ -203,4 +227,7 @@ class ClusterStatusController:
             references = lease["metadata"].setdefault("ownerReferences", [])
             if not any(r.get("uid") == owner["uid"] for r in references):
                 references.append(owner)
-        await self.control_plane.update(LEASES, lease, namespace)
+        if created:
+            await self.control_plane.create(LEASES, lease, namespace)
+        else:
+            await self.control_plane.update(LEASES, lease, namespace)

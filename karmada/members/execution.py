@@ -103,7 +103,7 @@ from karmada.kube.resources import (
 )
 from karmada.timestamps import now_time
 
-log = logging.getLogger("agent.execution")
+log = logging.getLogger("members.execution")
 Obj = dict[str, Any]
 Condition = tuple[str, str, str, str]
 

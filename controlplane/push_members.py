@@ -1,0 +1,206 @@
+"""Push clusters, worked from the control plane: Karmada's ``clusterStatus``,
+``execution`` and ``workStatus`` controllers, for clusters with
+``syncMode: Push`` only (a Pull cluster's agent runs the same code,
+:mod:`karmada.members`, in the member).
+
+One reconcile per Cluster, on the shared Cluster cache: a Push cluster gets
+its own member set (a client built from ``apiEndpoint`` and the token and
+``caBundle`` of its ``secretRef``, a Cluster cache of that one cluster, the
+cluster-status loop and the execution controller with its Work and
+member-object caches); it is started when the cluster appears, rebuilt when
+its endpoint or Secret reference changes, and stopped when the Cluster is
+gone or turns Pull. It keeps running while the Cluster is being deleted, so
+the Works' finalizers remove what they created in the member. Each member
+set runs its own tasks and workers, so a slow or unreachable member delays
+only itself: its probes fail (Ready=False after the failure threshold, and
+the cluster controller taints it), and its caches reconnect with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from controlplane.context import Context
+from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
+from karmada.kube import ClusterConfig, Informer, KubeClient, KubeError
+from karmada.kube.config import Credentials
+from karmada.kube.controller import Controller
+from karmada.kube.resources import CLUSTERS, SECRETS
+from karmada.kube.supervise import Supervisor
+from karmada.members.cluster_status import ClusterStatusController
+from karmada.members.execution import ExecutionController
+
+log = logging.getLogger("controlplane.push")
+Obj = dict[str, Any]
+NAMES = ("clusterStatus", "execution", "workStatus")
+
+
+@dataclass
+class MemberSettings:
+    """What the cluster-status loop reads, for one member (see ``StatusSettings``)."""
+
+    cluster_name: str
+    cluster_namespace: str
+    cluster_status_update_frequency: float
+    cluster_lease_duration: float
+    cluster_lease_renew_interval_fraction: float
+    cluster_success_threshold: float
+    cluster_failure_threshold: float
+
+
+def access_key(cluster: Obj) -> tuple[str, str, str, bool, str]:
+    """What, when changed, means a new member client."""
+    spec = cluster.get("spec") or {}
+    secret = spec.get("secretRef") or {}
+    return (
+        str(spec.get("apiEndpoint") or ""),
+        str(secret.get("namespace") or ""),
+        str(secret.get("name") or ""),
+        bool(spec.get("insecureSkipTLSVerification")),
+        str(spec.get("proxyURL") or ""),
+    )
+
+
+def member_config(cluster: Obj, secret: Obj) -> ClusterConfig:
+    """The member's connection from the Cluster and its Secret (``token``, ``caBundle``)."""
+    spec = cluster.get("spec") or {}
+    data = secret.get("data") or {}
+    if not spec.get("apiEndpoint"):
+        raise ValueError("spec.apiEndpoint is empty")
+    if not data.get("token"):
+        raise ValueError(f"Secret {secret['metadata'].get('namespace')}/{secret['metadata']['name']} has no token")
+    ca = base64.b64decode(data["caBundle"]) if data.get("caBundle") else None
+    return ClusterConfig(
+        server=str(spec["apiEndpoint"]).rstrip("/"),
+        ca_pem=ca,
+        insecure=bool(spec.get("insecureSkipTLSVerification")),
+        credentials=Credentials(token=base64.b64decode(data["token"]).decode()),
+        proxy_url=spec.get("proxyURL") or None,
+    )
+
+
+class MemberSet:
+    """The caches and loops working one Push cluster."""
+
+    def __init__(self, control_plane: KubeClient, member: KubeClient, name: str, context: Context) -> None:
+        options = context.options
+        enabled = set(options.controllers)
+        self.name = name
+        self.member = member
+        self.cluster = Informer(control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
+        self.supervisor = Supervisor()
+        self.status: ClusterStatusController | None = None
+        if "clusterStatus" in enabled:
+            settings = MemberSettings(
+                cluster_name=name,
+                cluster_namespace=options.cluster_namespace,
+                cluster_status_update_frequency=options.cluster_status_update_frequency,
+                cluster_lease_duration=options.cluster_lease_duration,
+                cluster_lease_renew_interval_fraction=options.cluster_lease_renew_interval_fraction,
+                cluster_success_threshold=options.cluster_success_threshold,
+                cluster_failure_threshold=options.cluster_failure_threshold,
+            )
+            self.status = ClusterStatusController(control_plane, member, self.cluster, settings)
+        self.execution: ExecutionController | None = None
+        if "execution" in enabled or "workStatus" in enabled:
+            self.execution = ExecutionController(
+                control_plane,
+                member,
+                self.cluster,
+                name,
+                workers=options.concurrent_work_syncs,
+                apply="execution" in enabled,
+                reflect="workStatus" in enabled,
+            )
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"push-{self.name}")
+
+    async def _run(self) -> None:
+        self.cluster.start()
+        await self.cluster.wait_synced(60)
+        if self.status is not None:
+            self.supervisor.start(f"cluster-status-{self.name}", self.status.run)
+        if self.execution is not None:
+            await self.execution.start()
+        log.info("push cluster %s: member controllers running", self.name)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        await self.supervisor.stop()
+        if self.execution is not None:
+            await self.execution.stop()
+        await self.cluster.stop()
+        await self.member.close()
+
+
+class PushMembers:
+    """Starts, rebuilds and stops the member set of every Push cluster."""
+
+    def __init__(self, context: Context, clusters: Informer) -> None:
+        self.context = context
+        self.client = context.client
+        self.clusters = clusters
+        self.members: dict[str, tuple[tuple[str, str, str, bool, str], MemberSet]] = {}
+        self.controller: Controller[str] = Controller("push-members", self.reconcile, workers=2)
+
+    async def reconcile(self, name: str) -> float | None:
+        cluster = self.clusters.get(name)
+        push = cluster is not None and (cluster.get("spec") or {}).get("syncMode") == "Push"
+        running = self.members.get(name)
+        if not push or cluster is None:
+            if running is not None:
+                del self.members[name]
+                await running[1].stop()
+                log.info("push cluster %s: member controllers stopped", name)
+            return None
+        key = access_key(cluster)
+        if running is not None:
+            if running[0] == key:
+                return None
+            del self.members[name]
+            await running[1].stop()
+        _, namespace, secret_name, _, _ = key
+        try:
+            secret = await self.client.get(SECRETS, secret_name, namespace or NAMESPACE_KARMADA_CLUSTER)
+            config = member_config(cluster, secret)
+        except KubeError as exc:
+            log.warning("push cluster %s: cannot read its credentials: %s", name, exc.message)
+            return 10.0
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.warning("push cluster %s: unusable credentials: %s", name, exc)
+            return None  # a change to the Cluster brings it back
+        members = MemberSet(self.client, KubeClient(config), name, self.context)
+        self.members[name] = (key, members)
+        members.start()
+        return None
+
+    async def run(self) -> None:
+        """Stops every member set when the manager stops (or loses the lead)."""
+        try:
+            await asyncio.Event().wait()
+        finally:
+            for _, members in list(self.members.values()):
+                await members.stop()
+            self.members.clear()
+
+
+def setup(context: Context) -> list[Controller[str]]:
+    """One :class:`PushMembers` serves all three names; the first enabled one builds it."""
+    if getattr(context, "_push_members", None) is not None:
+        return []
+    clusters = context.informers.informer(CLUSTERS)
+    push = PushMembers(context, clusters)
+    context._push_members = push  # type: ignore[attr-defined]
+    push.controller.watches(clusters, lambda kind, obj, old: [obj["metadata"]["name"]])
+    context.background.append(("push-members", push.run))
+    return [push.controller]
