@@ -207,3 +207,13 @@ async def test_zero_disables_and_a_taken_port_is_survived() -> None:
         metrics.serve(f"127.0.0.1:{taken}", "second") as second,
     ):
         assert taken and second is None
+
+
+@pytest.mark.parametrize("name", ["karmada-controlplane", "karmada-webhook", "karmada-agent"])
+def test_deployments_serve_metrics_on_karmadas_port(name: str) -> None:
+    from tests.deploy.test_manifests import agent_documents, deploy_documents, deployments
+
+    (deployment,) = [d for d in deployments(deploy_documents() + agent_documents()) if d["metadata"]["name"] == name]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--metrics-bind-address=:8080" in container["command"]
+    assert {p["name"]: p["containerPort"] for p in container["ports"]}["metrics"] == 8080
