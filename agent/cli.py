@@ -49,12 +49,14 @@ def main(argv: list[str] | None = None) -> int:
         from agent.manager import Agent
         from karmada.health_server import Health, serve
         from karmada.kube import KubeError
+        from karmada.metrics import serve as serve_metrics
 
         agents: list[Agent] = []  # the agent, once the control plane's credentials are loaded
         health = Health()
         health.add_readiness("registered-synced", lambda: bool(agents) and agents[0].ready())
         async with (
             serve(health, options.health_probe_bind_address, "karmada-agent"),
+            serve_metrics(options.metrics_bind_address, "karmada-agent"),
             KubeClient(member_config) as member,
         ):
             while not stop.is_set():

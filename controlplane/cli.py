@@ -46,13 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     async def run(stop: asyncio.Event) -> int:
         from controlplane.manager import ControlPlane
         from karmada.health_server import Health, serve
+        from karmada.metrics import serve as serve_metrics
 
         async with KubeClient(config) as client:
             logging.getLogger("controlplane").info("karmada-controlplane %s serving %s", __version__, config.server)
             controlplane = ControlPlane(client, options)
             health = Health()
             health.add_readiness("leader-or-standby-synced", controlplane.ready)
-            async with serve(health, options.health_probe_bind_address, "karmada-controlplane"):
+            async with (
+                serve(health, options.health_probe_bind_address, "karmada-controlplane"),
+                serve_metrics(options.metrics_bind_address, "karmada-controlplane"),
+            ):
                 await controlplane.run(stop)
         return 0
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
 from karmada.health_server import probe_address
+from karmada.metrics import metrics_address
 
 ALL_CONTROLLERS = (
     "cluster",
@@ -69,6 +70,7 @@ class Options:
     # Karmada's --feature-gates; gates not named keep their defaults (see FEATURE_GATE_DEFAULTS)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     health_probe_bind_address: str = ":10357"
+    metrics_bind_address: str = ":8080"
     verbosity: int = 2
 
     def feature_enabled(self, gate: str) -> bool:
@@ -213,6 +215,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default=":10357",
         metavar="ADDRESS",
         help="where /healthz and /readyz are served (host:port, :port; 0 disables) (:10357)",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        type=metrics_address,
+        default=":8080",
+        metavar="ADDRESS",
+        help="where Prometheus metrics are served on /metrics (host:port, :port; 0 disables) (:8080)",
     )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 

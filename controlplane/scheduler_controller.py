@@ -28,6 +28,10 @@ bindings run on every cluster event) writes nothing, so neither
 is set to the generation our own ``spec.clusters`` patch produced, so that patch
 does not need a second status write when its watch event comes back.
 
+Each scheduling run counts in Karmada's ``karmada_scheduler_schedule_attempts_total``
+and ``karmada_scheduler_e2e_scheduling_duration_seconds`` (result
+``scheduled``/``error``; ``ScaleSchedule`` when only the replicas changed).
+
 Concurrency: one worker task (Karmada's scheduler runs one too) fed by the
 binding and Cluster informers; their handlers, which run on the informer
 tasks of the same event loop, keep the cluster->binding index and enqueue
@@ -41,10 +45,12 @@ from __future__ import annotations
 
 import copy
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from controlplane.context import Context
+from karmada import metrics
 from karmada.api.binding import (
     CONDITION_SCHEDULED,
     MESSAGE_BINDING_SCHEDULED,
@@ -70,6 +76,7 @@ from karmada.scheduling.snapshot import ClusterSnapshot
 from karmada.scheduling.triggers import (
     ALWAYS_SCHEDULED,
     ANY_CLUSTER,
+    REPLICAS_CHANGED,
     affinity_for_cluster_events,
     binding_event_needs_schedule,
     cluster_event_needs_requeue,
@@ -244,7 +251,13 @@ class SchedulerController:
         # Duplicated and non-workload bindings run on every event: only a run that changes
         # something is worth an info line (Karmada logs these at V(3) too)
         log.log(logging.DEBUG if reason == ALWAYS_SCHEDULED else logging.INFO, "scheduling %s: %s", what, reason)
-        return await self._schedule(key, obj, spec, status, snapshots, reason)
+        started = time.perf_counter()
+        outcome: list[bool] = []  # _schedule appends whether the attempt failed
+        try:
+            return await self._schedule(key, obj, spec, status, snapshots, reason, outcome)
+        finally:
+            kind = metrics.SCALE_SCHEDULE if reason == REPLICAS_CHANGED else metrics.RECONCILE_SCHEDULE
+            metrics.observe_schedule(kind, time.perf_counter() - started, failed=not outcome or outcome[0])
 
     async def _schedule(
         self,
@@ -254,6 +267,7 @@ class SchedulerController:
         status: ResourceBindingStatus,
         snapshots: list[ClusterSnapshot],
         reason: str,
+        outcome: list[bool],
     ) -> float | None:
         what = _describe(key)
         error: ScheduleError | None = None
@@ -277,11 +291,12 @@ class SchedulerController:
             decisions, affinity, clusters = result.decisions, result.affinity_name, result.clusters
             term_failures = result.term_failures
 
-        outcome = REASON_BINDING_SCHEDULED if error is None else error.reason
+        outcome.append(error is not None)
+        condition_reason = REASON_BINDING_SCHEDULED if error is None else error.reason
         before = generation(obj)
         terms = [t.affinity_name for t in (spec.placement.cluster_affinities or [])] if spec.placement else []
         tried = [(terms[i] if i < len(terms) else str(i), str(err)) for i, err in term_failures]
-        patched = await self._patch_result(key, obj, spec, clusters, decisions, affinity, outcome, tried)
+        patched = await self._patch_result(key, obj, spec, clusters, decisions, affinity, condition_reason, tried)
         spec_written = patched is not obj and generation(patched) != before
         # our own write of spec.clusters moved the generation: that generation is observed too,
         # unless someone else changed the spec in between (then it is not ours to claim)
@@ -295,7 +310,7 @@ class SchedulerController:
         def mutate(current: Obj) -> bool:
             conditions = current.setdefault("conditions", [])
             changed = set_condition(
-                conditions, CONDITION_SCHEDULED, "True" if success else "False", outcome, message, now
+                conditions, CONDITION_SCHEDULED, "True" if success else "False", condition_reason, message, now
             )
             if settled:  # also when nothing fits (karmada-io/karmada#4250)
                 changed = _set(current, "schedulerObservedGeneration", observed) or changed
@@ -324,7 +339,7 @@ class SchedulerController:
             else:
                 log.debug("%s still scheduled to clusters [%s]", what, targets_message(targets))
             return None
-        log.warning("%s: %s: %s", what, outcome, message)
+        log.warning("%s: %s: %s", what, condition_reason, message)
         if wrote or not settled:
             await self._record(obj, spec, None, message)
         if settled:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from karmada.flagtypes import boolean
 from karmada.health_server import probe_address
+from karmada.metrics import metrics_address
 from karmada.version import __version__
 
 log = logging.getLogger("webhook")
@@ -56,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="where /healthz and /readyz are served over HTTP (host:port, :port; 0 disables) (:8000)",
     )
+    parser.add_argument(
+        "--metrics-bind-address",
+        type=metrics_address,
+        default=":8080",
+        metavar="ADDRESS",
+        help="where Prometheus metrics are served on /metrics (host:port, :port; 0 disables) (:8080)",
+    )
     parser.add_argument("--v", type=int, default=0, dest="verbosity", help="log verbosity (0)")
     return parser
 
@@ -87,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def run(stop: asyncio.Event) -> int:
         from karmada.health_server import Health, serve
+        from karmada.metrics import serve as serve_metrics
 
         client = KubeClient(config) if config is not None else None
         settings = Settings(allow_no_execute_taint_policy=args.allow_no_execute_taint_policy, client=client)
@@ -96,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         health = Health()
         health.add_readiness("webhook-serving", lambda: bool(serving))
         try:
-            async with serve(health, args.health_probe_bind_address, "karmada-webhook"):
+            async with (
+                serve(health, args.health_probe_bind_address, "karmada-webhook"),
+                serve_metrics(args.metrics_bind_address, "karmada-webhook"),
+            ):
                 site = web.TCPSite(runner, args.bind_address, args.secure_port, ssl_context=context)
                 await site.start()
                 serving.append(True)

@@ -12,6 +12,9 @@ a new token, the request is sent once more (authentication happens before the
 server does anything, so this is safe for every verb). The session verifies
 the server as ``tls_server_name`` when set and goes through the proxy
 :func:`~karmada.kube.proxy.proxy_for` picks.
+
+Every executed request counts in client-go's ``rest_client_requests_total``
+and ``rest_client_request_duration_seconds`` (:mod:`karmada.metrics`).
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ import asyncio
 import io
 import json
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 
+from karmada import metrics
 from karmada.kube.auth import Authenticator, CredentialError
 from karmada.kube.config import ClusterConfig
 from karmada.kube.proxy import proxy_for
@@ -203,6 +208,8 @@ class KubeClient:
         """Run a request; the decoded JSON body, or :class:`KubeError`."""
         session = await self._ensure()
         data = None if request.body is None else json.dumps(request.body).encode()
+        started = time.perf_counter()
+        code = "<error>"  # client-go's code label of a request that got no answer
         try:
             async with session.request(
                 request.method,
@@ -213,10 +220,20 @@ class KubeClient:
                 headers=self._headers(request),
                 timeout=aiohttp.ClientTimeout(total=request.timeout or self._timeout),
             ) as response:
+                code = str(response.status)
                 text = await response.text()
                 return self._decode(response.status, text)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise KubeError(0, "ConnectionError", f"{request.method} {request.path}: {exc!s}") from exc
+        finally:
+            host = self._metrics_host
+            metrics.REST_DURATION.labels(request.method, host).observe(time.perf_counter() - started)
+            metrics.REST_REQUESTS.labels(code, request.method, host).inc()
+
+    @property
+    def _metrics_host(self) -> str:
+        """client-go's host label: the server's host:port."""
+        return urlsplit(self.config.server).netloc
 
     @staticmethod
     def _decode(status: int, text: str) -> Obj:

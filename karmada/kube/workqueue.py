@@ -16,6 +16,10 @@
   also waits until those keys and every key in flight are ``done``.
 
 Workers are tasks of the event loop that made the queue; nothing here blocks.
+
+A queue given a ``name`` exports client-go's work-queue metrics under it
+(``workqueue_depth``, ``_adds_total``, ``_queue_duration_seconds``,
+``_work_duration_seconds``, ``_retries_total``; see :mod:`karmada.metrics`).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import heapq
+import time
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from karmada import metrics
 from karmada.kube.ratelimit import BASE_DELAY, BURST, MAX_DELAY, QPS, ControllerRateLimiter
 
 K = TypeVar("K", bound=Hashable)
@@ -39,7 +45,13 @@ class WorkQueue(Generic[K]):
     """De-duplicating, delaying, rate-limited queue of keys."""
 
     def __init__(
-        self, base_delay: float = BASE_DELAY, max_delay: float = MAX_DELAY, *, qps: float = QPS, burst: int = BURST
+        self,
+        base_delay: float = BASE_DELAY,
+        max_delay: float = MAX_DELAY,
+        *,
+        qps: float = QPS,
+        burst: int = BURST,
+        name: str | None = None,
     ) -> None:
         self._queue: collections.deque[K] = collections.deque()
         self._dirty: set[K] = set()
@@ -55,6 +67,17 @@ class WorkQueue(Generic[K]):
         self._idle: list[asyncio.Future[None]] = []
         self._shutting_down = False
         self.limiter: ControllerRateLimiter[K] = ControllerRateLimiter(base_delay, max_delay, qps, burst)
+        self.name = name
+        # when each dirty key was added and each held key was taken (metrics only)
+        self._added_at: dict[K, float] = {}
+        self._started_at: dict[K, float] = {}
+        if name is not None:
+            self._depth = metrics.WORKQUEUE_DEPTH.labels(name)
+            self._adds = metrics.WORKQUEUE_ADDS.labels(name)
+            self._queue_duration = metrics.WORKQUEUE_QUEUE_DURATION.labels(name)
+            self._work_duration = metrics.WORKQUEUE_WORK_DURATION.labels(name)
+            self._retries = metrics.WORKQUEUE_RETRIES.labels(name)
+            self._depth.set(0)
 
     def __len__(self) -> int:
         """Keys ready for a worker."""
@@ -78,10 +101,18 @@ class WorkQueue(Generic[K]):
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
+        if self.name is not None:
+            self._adds.inc()
+            self._added_at[key] = time.perf_counter()
         if key in self._processing:
             return  # queued again by done()
         self._queue.append(key)
+        self._measure_depth()
         self._wake()
+
+    def _measure_depth(self) -> None:
+        if self.name is not None:
+            self._depth.set(len(self._queue))
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue ``key`` in ``delay`` seconds, or sooner if it already waits with an earlier deadline."""
@@ -106,6 +137,8 @@ class WorkQueue(Generic[K]):
     def add_rate_limited(self, key: K) -> float:
         """Queue ``key`` after its backoff; returns the delay used."""
         delay = self.limiter.when(key)
+        if self.name is not None:
+            self._retries.inc()
         self.add_after(key, delay)
         return delay
 
@@ -178,13 +211,24 @@ class WorkQueue(Generic[K]):
         key = self._queue.popleft()
         self._dirty.discard(key)
         self._processing.add(key)
+        if self.name is not None:
+            now = time.perf_counter()
+            added = self._added_at.pop(key, None)
+            if added is not None:
+                self._queue_duration.observe(now - added)
+            self._started_at[key] = now
+            self._depth.set(len(self._queue))
         return key
 
     def done(self, key: K) -> None:
         """Finish processing; a key added meanwhile is queued again."""
         self._processing.discard(key)
+        started = self._started_at.pop(key, None)
+        if started is not None:
+            self._work_duration.observe(time.perf_counter() - started)
         if key in self._dirty:
             self._queue.append(key)
+            self._measure_depth()
             self._wake()
         self._check_idle()
 

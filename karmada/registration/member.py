@@ -18,6 +18,7 @@ AGENT_SERVICE_ACCOUNT = "karmada-agent-sa"
 KUBECONFIG_SECRET = "karmada-kubeconfig"
 KUBECONFIG_MOUNT = "/etc/kubeconfig"
 HEALTH_PORT = 10357  # Karmada's --health-probe-bind-address default
+METRICS_PORT = 8080  # Karmada's --metrics-bind-address default
 RUN_AS = 65532  # the Dockerfile's numeric user
 
 
@@ -59,6 +60,7 @@ class AgentSettings:
             f"--cluster-namespace={self.cluster_namespace}",
             "--cluster-status-update-frequency=10s",
             f"--health-probe-bind-address=:{HEALTH_PORT}",
+            f"--metrics-bind-address=:{METRICS_PORT}",
             "--v=2",
         ]
         return args
@@ -130,7 +132,10 @@ def member_objects(settings: AgentSettings, agent_kubeconfig: Obj) -> list[Obj]:
                                 "image": settings.image,
                                 "imagePullPolicy": "IfNotPresent",
                                 "command": settings.command(),
-                                "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
+                                "ports": [
+                                    {"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"},
+                                    {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+                                ],
                                 "livenessProbe": {
                                     "httpGet": {"path": "/healthz", "port": "health"},
                                     "initialDelaySeconds": 10,

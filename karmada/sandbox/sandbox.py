@@ -16,7 +16,9 @@ Ports: every API server gets a fixed port chosen at the first ``up`` and kept
 in ``ports.json``, which ``down`` leaves in place: a restarted server (by its
 supervisor, or by ``down`` then ``up``) answers where the kubeconfigs already
 point. A remembered port that another program took meanwhile is replaced, and
-``up`` says so.
+``up`` says so. Each program's ``/metrics`` gets its own loopback port the same
+way (``<program>-metrics`` in ``ports.json``; ``up`` prints each URL), since
+Karmada's default ``:8080`` can serve only one of them on a shared host.
 """
 
 from __future__ import annotations
@@ -55,7 +57,23 @@ PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
 WEBHOOK = "karmada-webhook"
 READY_MARKER = "localkube serving on "
+CONTROLLER_MANAGER = "karmada-controlplane"
 WEBHOOK_READY_MARKER = " serving on https://"
+
+
+def metrics_port_name(program: str) -> str:
+    """The key of ``program``'s metrics port in ``ports.json``."""
+    return f"{program}-metrics"
+
+
+def agent_name(member: str) -> str:
+    return f"karmada-agent-{member}"
+
+
+def _metrics_flag(sandbox: Sandbox, program: str, say: Callable[[str], None]) -> str:
+    port = sandbox.ports[metrics_port_name(program)]
+    say(f"{program}: metrics on http://127.0.0.1:{port}/metrics")
+    return f"--metrics-bind-address=127.0.0.1:{port}"
 
 
 class SandboxError(Exception):
@@ -191,7 +209,9 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     private_directory(directory)
     _check_directory(directory)
     began = time.monotonic()
-    ports = choose_ports([CONTROL_PLANE, *options.members, WEBHOOK], _remembered_ports(directory), say)
+    programs = [CONTROLLER_MANAGER, WEBHOOK, *(agent_name(m) for m in options.members)]
+    names = [CONTROL_PLANE, *options.members, WEBHOOK, *(metrics_port_name(p) for p in programs)]
+    ports = choose_ports(names, _remembered_ports(directory), say)
     sandbox = Sandbox(directory, [], list(options.members), ports)
     try:
         await _bring_up(sandbox, options, say)
@@ -233,7 +253,12 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
             say(f"karmada: webhook configurations point at {init_options.webhook_url}")
         controlplane = start(
             "karmada-controlplane",
-            [*python_module("controlplane"), f"--kubeconfig={control_plane_kubeconfig}", *options.controlplane_args],
+            [
+                *python_module("controlplane"),
+                f"--kubeconfig={control_plane_kubeconfig}",
+                _metrics_flag(sandbox, CONTROLLER_MANAGER, say),
+                *options.controlplane_args,
+            ],
             directory / "logs" / "karmada-controlplane.log",
             sandbox.run_dir,
         )
@@ -260,6 +285,7 @@ async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str]
         WEBHOOK,
         [
             *python_module("webhook"),
+            _metrics_flag(sandbox, WEBHOOK, say),
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
             f"--cert-dir={cert_dir}",
@@ -317,9 +343,10 @@ async def _join(
             for arg in command[1:]
         ),
         f"--kubeconfig={member_kubeconfig}",
+        _metrics_flag(sandbox, agent_name(name), say),
     ]
     log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
-    record = start(f"karmada-agent-{name}", args, log, sandbox.run_dir)
+    record = start(agent_name(name), args, log, sandbox.run_dir)
     sandbox.processes.append(record)
     sandbox.save()
     say(f"{name}: registered (token, CSR approved) and its agent started")

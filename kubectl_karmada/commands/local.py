@@ -87,7 +87,14 @@ def _progress(line: str) -> None:
 
 
 def _run_up(args: argparse.Namespace) -> int:
-    from karmada.sandbox.sandbox import SandboxError, SandboxOptions, up
+    from karmada.sandbox.sandbox import (
+        CONTROLLER_MANAGER,
+        PORTS_FILE,
+        SandboxError,
+        SandboxOptions,
+        metrics_port_name,
+        up,
+    )
 
     named = [m.rsplit(":", 1) if m.endswith((":push", ":pull")) else [m, "pull"] for m in args.member]
     members = [m[0] for m in named] or [f"member{i}" for i in range(1, args.members + 1)]
@@ -119,6 +126,8 @@ def _run_up(args: argparse.Namespace) -> int:
             f"  kubectl get clusters\n"
             f"  kubectl karmada get deploy -A --all-clusters\n"
             f"  kubectl --kubeconfig {sandbox.members_config} --context {members[0]} get nodes\n"
+            f"Metrics: curl http://127.0.0.1:{sandbox.ports[metrics_port_name(CONTROLLER_MANAGER)]}/metrics"
+            f" (each program's port: {sandbox.directory / PORTS_FILE})\n"
             f"Logs: {sandbox.directory / 'logs'}    Stop: kubectl karmada local down"
             + ("" if args.dir.expanduser() == DEFAULT_DIR else f" --dir {args.dir}")
         )
