@@ -50,8 +50,8 @@ def test_parse_operation(word: str, operation: Operation) -> None:
 
 
 def test_parse_operation_unknown_names_the_choices() -> None:
-    with pytest.raises(InterpretError, match=r"operation interpretComponent is not supported\. Use one of: "):
-        parse_operation("interpretComponent")
+    with pytest.raises(InterpretError, match=r"operation interpretSomething is not supported\. Use one of: "):
+        parse_operation("interpretSomething")
 
 
 def run(operation: Operation, obj: Obj, **kwargs: Any) -> list[tuple[str, Any]]:
