@@ -95,7 +95,7 @@ async def test_the_control_plane_runs_its_health_monitor_supervised(localkube: S
         async with asyncio.timeout(20):
             while control_plane.supervisor is None or not control_plane.supervisor.names:
                 await asyncio.sleep(0.05)
-        assert control_plane.supervisor.names == ["cluster-health-monitor"]
+        assert "cluster-health-monitor" in control_plane.supervisor.names  # beside the other background loops
         leading.cancel()
         with pytest.raises(asyncio.CancelledError):
             await leading
