@@ -87,7 +87,7 @@ def test_static_weight_over_a_push_and_a_pull_member(
     assert sorted(push_status) == sorted(pull_status)
     assert push_status["kubernetesVersion"] == pull_status["kubernetesVersion"]
     assert push_status["apiEnablements"] == pull_status["apiEnablements"]
-    assert [c["type"] for c in push_status["conditions"]] == [c["type"] for c in pull_status["conditions"]]
+    assert sorted(c["type"] for c in push_status["conditions"]) == sorted(c["type"] for c in pull_status["conditions"])
     ready = next(c for c in push_status["conditions"] if c["type"] == "Ready")
     assert (ready["reason"], ready["message"]) == ("ClusterReady", "cluster is healthy and ready to accept workloads")
     lease = _json(pull_mode.admin, "get", "lease", "member1", "-n", "karmada-cluster") or {}
