@@ -15,7 +15,7 @@ from karmada.api.names import binding_name, work_name
 from tests.pullmode import PullMode, wait_for
 from tests.servers import Kubectl, ServerThread
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # 200 Deployments twice, and their teardown
 COUNT = 200
 LEASE = ("--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s")
 MEMBERS = ("member1", "member2")
