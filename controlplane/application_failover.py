@@ -38,6 +38,7 @@ from controlplane.failover_bindings import (
     watch_bindings,
     with_kind,
 )
+from controlplane.interpreter import interpreter_for
 from karmada.api.binding import EVICTION_REASON_APPLICATION_FAILURE
 from karmada.api.policy import ApplicationFailoverBehavior
 from karmada.failover import (
@@ -52,6 +53,7 @@ from karmada.failover import (
 )
 from karmada.failover.application import forget
 from karmada.interpreter import NativeInterpreter
+from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.interpreter.native import Operation
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
@@ -84,7 +86,7 @@ class ApplicationFailoverController:
         self.recorder = recorder
         self.graceful_eviction = graceful_eviction
         self.stateful_injection = stateful_injection
-        self.interpreter = NativeInterpreter()
+        self.interpreter: NativeInterpreter | CustomizedInterpreter = NativeInterpreter()
         self.unhealthy: dict[Key, dict[str, datetime.datetime]] = {}
 
     def _judged(self, binding: Obj) -> bool:
@@ -228,6 +230,8 @@ def setup(context: Context) -> list[Controller[Key]]:
         graceful_eviction=options.feature_enabled("GracefulEviction"),
         stateful_injection=options.feature_enabled("StatefulFailoverInjection"),
     )
+    # a kind whose health a customization interprets is judged by that customization too
+    controller.interpreter = interpreter_for(context.informers)
     reconciler: Controller[Key] = Controller("application-failover", controller.reconcile)
     watch_bindings(caches, reconciler.enqueue, _application_failover)
     return [reconciler]
