@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
-from karmada.health_server import probe_address
-from karmada.metrics import metrics_address
+from karmada.metrics import add_serving_flags
 
 ALL_CONTROLLERS = ("clusterStatus", "execution", "workStatus", "certRotation")
 
@@ -108,20 +107,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="how often the informers replay their objects, each Work reconciled again (0: never)",
     )
-    parser.add_argument(
-        "--health-probe-bind-address",
-        type=probe_address,
-        default=":10357",
-        metavar="ADDRESS",
-        help="where /healthz and /readyz are served (host:port, :port; 0 disables) (:10357)",
-    )
-    parser.add_argument(
-        "--metrics-bind-address",
-        type=metrics_address,
-        default=":8080",
-        metavar="ADDRESS",
-        help="where Prometheus metrics are served on /metrics (host:port, :port; 0 disables) (:8080)",
-    )
+    add_serving_flags(parser)
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 

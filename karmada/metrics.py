@@ -201,3 +201,24 @@ async def serve(bind_address: str, program: str) -> AsyncIterator[int | None]:
         yield port
     finally:
         await runner.cleanup()
+
+
+def add_serving_flags(parser: argparse.ArgumentParser, probe_default: str = ":10357") -> None:
+    """Karmada's ``--health-probe-bind-address`` and ``--metrics-bind-address`` (``:8080``),
+    the same on every program; only the probe port's default differs (the webhook's is ``:8000``)."""
+    from karmada.health_server import probe_address
+
+    parser.add_argument(
+        "--health-probe-bind-address",
+        type=probe_address,
+        default=probe_default,
+        metavar="ADDRESS",
+        help=f"where /healthz and /readyz are served over HTTP (host:port, :port; 0 disables) ({probe_default})",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        type=metrics_address,
+        default=":8080",
+        metavar="ADDRESS",
+        help="where Prometheus metrics are served on /metrics (host:port, :port; 0 disables) (:8080)",
+    )

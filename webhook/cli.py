@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from karmada.flagtypes import boolean
-from karmada.health_server import probe_address
-from karmada.metrics import metrics_address
+from karmada.metrics import add_serving_flags
 from karmada.version import __version__
 
 log = logging.getLogger("webhook")
@@ -50,20 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BOOL",
         help="allow ClusterTaintPolicies that add NoExecute taints (which evict workloads) (false)",
     )
-    parser.add_argument(
-        "--health-probe-bind-address",
-        type=probe_address,
-        default=":8000",
-        metavar="ADDRESS",
-        help="where /healthz and /readyz are served over HTTP (host:port, :port; 0 disables) (:8000)",
-    )
-    parser.add_argument(
-        "--metrics-bind-address",
-        type=metrics_address,
-        default=":8080",
-        metavar="ADDRESS",
-        help="where Prometheus metrics are served on /metrics (host:port, :port; 0 disables) (:8080)",
-    )
+    add_serving_flags(parser, ":8000")
     parser.add_argument("--v", type=int, default=0, dest="verbosity", help="log verbosity (0)")
     return parser
 
