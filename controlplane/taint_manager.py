@@ -17,8 +17,10 @@ leaves ``spec.clusters`` and a task ``{fromCluster, replicas, purgeMode,
 reason: TaintUntolerated, producer: TaintManager}`` is appended, purge mode
 from ``failover.cluster.purgeMode`` else ``--no-execute-taint-eviction-purge-mode``;
 with ``StatefulFailoverInjection`` the cluster's ``statePreservation`` labels
-are extracted into the task. Evictions are spaced ``1/--resource-eviction-rate``
-seconds apart across all bindings (0: 1800 s).
+are extracted into the task. Evictions are paced as Karmada's eviction workers
+pace them (:mod:`karmada.failover.pacing`): per binding kind, three workers
+each waiting ``1/--resource-eviction-rate`` seconds (0: 1800 s) after an
+eviction, so at most ``3 * rate`` evictions a second per kind.
 
 Beyond Karmada: before evicting, the scheduler's pure core is run on the
 binding as it would be; if no other cluster would take the workload it stays,
@@ -68,6 +70,7 @@ from karmada.failover import (
     purge_mode_for_cluster_failover,
     replacement_problem,
 )
+from karmada.failover.pacing import EvictionPacer
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
 from karmada.kube.resources import CLUSTERS
@@ -76,28 +79,11 @@ from karmada.timestamps import utcnow
 log = logging.getLogger("controlplane.taintmanager")
 Obj = dict[str, Any]
 RETRY_FREQUENCY = 10.0  # Karmada's ClusterTaintEvictionRetryFrequency
-MAX_EVICTION_DELAY = 1800.0  # Karmada's maxEvictionDelay (rate 0)
 HOLD_REASONS = (REASON_NO_CLUSTER_FIT, REASON_CLUSTER_NOT_TAINTED)  # ours to clear
 
 
 class MissingPlacement(ValueError):
     """The binding has no applied placement to read tolerations from."""
-
-
-class EvictionPacer:
-    """One eviction per ``1/rate`` seconds across the whole manager."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate if rate > 0 else MAX_EVICTION_DELAY
-        self.next_at = 0.0
-
-    def wait(self) -> float:
-        """Seconds to wait before the next eviction; 0 claims the slot."""
-        now = time.monotonic()
-        if now < self.next_at:
-            return self.next_at - now
-        self.next_at = now + self.interval
-        return 0.0
 
 
 def tolerations_of(binding: Obj) -> list[Toleration]:
@@ -132,7 +118,8 @@ class TaintManager:
         self.recorder = recorder
         self.evict = evict
         self.purge_mode = purge_mode
-        self.pacer = EvictionPacer(rate)
+        # one pacer per binding kind: Karmada has one eviction queue (3 workers) for each
+        self.pacers = {kind: EvictionPacer(rate) for kind in caches}
         self.stateful_injection = stateful_injection
 
     async def reconcile(self, key: Key) -> float | None:
@@ -167,11 +154,10 @@ class TaintManager:
             elif delay is not None:
                 next_check = delay if next_check is None else min(next_check, delay)
         if due:
-            wait = self.pacer.wait()
-            if wait > 0:
-                return wait
             again = await self._evict(key, binding, due[0])
-            return 0.01 if len(due) > 1 else again
+            if again is None and len(due) > 1:
+                return 0.01  # the next cluster, right away (its own slot)
+            return again
         await self._say_not_tainted(key, binding, silent)
         return next_check
 
@@ -242,6 +228,10 @@ class TaintManager:
                 log.warning("%s: %s", describe(key), message)
                 await record_both(self.recorder, stored, "Warning", "EvictWorkloadFromClusterFailed", message)
             return RETRY_FREQUENCY
+        # only an eviction about to be written takes a worker's slot (a hold writes nothing)
+        wait = self.pacers[kind].claim(time.monotonic())
+        if wait > 0:
+            return wait
         updated = {**binding, "spec": new_spec}
         try:
             stored = await self.client.update(RESOURCES[kind], updated, namespace or None)

@@ -9,6 +9,7 @@ from controlplane.cli import build_parser
 from controlplane.context import Context
 from controlplane.controllers import REGISTRY
 from controlplane.options import Options, from_args
+from karmada.failover.pacing import EvictionPacer
 from karmada.kube import EventRecorder, KubeClient
 from karmada.kube.config import ClusterConfig
 from karmada.kube.informer_factory import InformerFactory
@@ -81,10 +82,27 @@ async def test_what_starts(gates: dict[str, bool], taint_manager: bool, expected
     assert await _started(Options(feature_gates=gates, enable_taint_manager=taint_manager)) == expected
 
 
-def test_evictions_are_paced() -> None:
-    from controlplane.taint_manager import EvictionPacer
+# claims at these times -> what each returns (Karmada: 3 workers per kind, each waiting 1/rate after an item)
+PACING = [
+    # rate 0.5: three go at once, the fourth when the first worker is free again
+    (0.5, 3, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]),
+    (0.5, 3, [0.0, 0.0, 0.0, 1.5, 2.0, 2.0], [0.0, 0.0, 0.0, 0.5, 0.0, 0.0]),
+    # a refused claim takes no lane: the next one at that time is refused the same way
+    (0.5, 1, [0.0, 1.0, 1.0, 2.0, 2.0], [0.0, 1.0, 1.0, 0.0, 2.0]),
+    (10.0, 3, [0.0, 0.0, 0.0, 0.0, 0.1], [0.0, 0.0, 0.0, 0.1, 0.0]),
+    # rate 0: Karmada's maxEvictionDelay, 1800 s
+    (0.0, 3, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1800.0]),
+]
 
-    pacer = EvictionPacer(0.5)
-    assert pacer.wait() == 0.0  # the first eviction goes at once
-    assert 1.9 < pacer.wait() <= 2.0  # the next one two seconds later
-    assert EvictionPacer(0).interval == 1800.0  # rate 0: one per 1800 s, as Karmada
+
+@pytest.mark.parametrize(("rate", "workers", "times", "expected"), PACING)
+def test_evictions_are_paced_as_karmadas_eviction_workers(
+    rate: float, workers: int, times: list[float], expected: list[float]
+) -> None:
+    pacer = EvictionPacer(rate, workers)
+    assert [round(pacer.claim(t), 6) for t in times] == expected
+
+
+def test_a_pacer_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="workers"):
+        EvictionPacer(1.0, 0)
