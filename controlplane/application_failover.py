@@ -42,6 +42,7 @@ from controlplane.interpreter import interpreter_for
 from karmada.api.binding import EVICTION_REASON_APPLICATION_FAILURE
 from karmada.api.policy import ApplicationFailoverBehavior
 from karmada.failover import (
+    APPLICATION_FAILOVER_HOLDS,
     REASON_EVICTED,
     REASON_UNHEALTHY_NO_CLUSTER_FIT,
     EvictionTask,
@@ -105,10 +106,17 @@ class ApplicationFailoverController:
     async def reconcile(self, key: Key) -> float | None:
         kind, namespace, name = key
         binding = self.caches[kind].get(name, namespace)
-        if binding is None or binding["metadata"].get("deletionTimestamp") or not self._judged(binding):
+        if binding is None or binding["metadata"].get("deletionTimestamp"):
             self.unhealthy.pop(key, None)
             return None
         binding = with_kind(binding, RESOURCES[kind])
+        if not self._judged(binding):
+            # no longer judged (failover.application or propagateDeps gone): a hold said earlier no longer applies
+            self.unhealthy.pop(key, None)
+            await set_failover_condition(
+                self.client, self.caches[kind], key, binding, None, clear_reasons=APPLICATION_FAILOVER_HOLDS
+            )
+            return None
         spec = binding.get("spec") or {}
         behavior = ApplicationFailoverBehavior.from_dict(
             spec["failover"]["application"], path="spec.failover.application"
@@ -121,7 +129,7 @@ class ApplicationFailoverController:
         if not unhealthy:
             # recovered in place: a hold said earlier no longer applies
             await set_failover_condition(
-                self.client, self.caches[kind], key, binding, None, clear_reasons=(REASON_UNHEALTHY_NO_CLUSTER_FIT,)
+                self.client, self.caches[kind], key, binding, None, clear_reasons=APPLICATION_FAILOVER_HOLDS
             )
         if evict:
             again = await self._evict(key, binding, behavior, evict[0])

@@ -62,6 +62,7 @@ from karmada.failover import (
     REASON_EVICTED,
     REASON_NO_CLUSTER_FIT,
     EvictionTask,
+    TAINT_MANAGER_HOLDS,
     StateError,
     evict_cluster,
     eviction_delay,
@@ -79,7 +80,6 @@ from karmada.timestamps import utcnow
 log = logging.getLogger("controlplane.taintmanager")
 Obj = dict[str, Any]
 RETRY_FREQUENCY = 10.0  # Karmada's ClusterTaintEvictionRetryFrequency
-HOLD_REASONS = (REASON_NO_CLUSTER_FIT, REASON_CLUSTER_NOT_TAINTED)  # ours to clear
 
 
 class MissingPlacement(ValueError):
@@ -164,7 +164,7 @@ class TaintManager:
     async def _say_not_tainted(self, key: Key, binding: Obj, silent: list[str]) -> None:
         if not silent:
             await set_failover_condition(
-                self.client, self.caches[key[0]], key, binding, None, clear_reasons=HOLD_REASONS
+                self.client, self.caches[key[0]], key, binding, None, clear_reasons=TAINT_MANAGER_HOLDS
             )
             return
         parts = []

@@ -10,6 +10,7 @@ the results (``taint_manager``, ``cluster_taint_policy``, ``graceful_eviction``,
 
 from karmada.failover.application import detect_failures, unhealthy_clusters
 from karmada.failover.conditions import (
+    APPLICATION_FAILOVER_HOLDS,
     CONDITION_FAILOVER,
     CONDITION_GRACEFUL_EVICTION,
     REASON_CLUSTER_NOT_TAINTED,
@@ -17,6 +18,7 @@ from karmada.failover.conditions import (
     REASON_EVICTION_PENDING,
     REASON_NO_CLUSTER_FIT,
     REASON_UNHEALTHY_NO_CLUSTER_FIT,
+    TAINT_MANAGER_HOLDS,
     failover_condition_changes,
 )
 from karmada.failover.eviction import (
@@ -33,6 +35,7 @@ from karmada.failover.taint_policies import condition_matches, policy_taints, ta
 from karmada.failover.tasks import TaskAssessment, assess_tasks, next_retry
 
 __all__ = [
+    "APPLICATION_FAILOVER_HOLDS",
     "CONDITION_FAILOVER",
     "CONDITION_GRACEFUL_EVICTION",
     "REASON_CLUSTER_NOT_TAINTED",
@@ -40,6 +43,7 @@ __all__ = [
     "REASON_EVICTION_PENDING",
     "REASON_NO_CLUSTER_FIT",
     "REASON_UNHEALTHY_NO_CLUSTER_FIT",
+    "TAINT_MANAGER_HOLDS",
     "EvictionTask",
     "StateError",
     "TaskAssessment",

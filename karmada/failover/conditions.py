@@ -34,6 +34,11 @@ REASON_EVICTION_COMPLETED = "EvictionCompleted"
 REASON_NO_CLUSTER_FIT = "NoClusterFit"
 REASON_UNHEALTHY_NO_CLUSTER_FIT = "UnhealthyNoClusterFit"
 REASON_CLUSTER_NOT_TAINTED = "ClusterNotTainted"
+# the holds each writer clears once their situation is gone (the taint removed or
+# tolerated, the cluster Ready or no longer targeted, the move done, the binding
+# no longer judged); a writer never clears the other's hold nor an ``Evicted`` record
+TAINT_MANAGER_HOLDS = (REASON_NO_CLUSTER_FIT, REASON_CLUSTER_NOT_TAINTED)
+APPLICATION_FAILOVER_HOLDS = (REASON_UNHEALTHY_NO_CLUSTER_FIT,)
 
 
 def failover_condition_changes(

@@ -11,6 +11,8 @@ from karmada.api.core import Taint, Toleration
 from karmada.api.policy import FailoverBehavior, StatePreservation
 from karmada.api.taint_policy import ClusterTaintPolicy
 from karmada.failover import (
+    APPLICATION_FAILOVER_HOLDS,
+    TAINT_MANAGER_HOLDS,
     EvictionTask,
     StateError,
     assess_tasks,
@@ -436,3 +438,49 @@ def test_failover_condition() -> None:
     assert failover_condition_changes(new, None, "T", clear_reasons=["Evicted"]) is None
     cleared = failover_condition_changes(new, None, "T", clear_reasons=["NoClusterFit"])
     assert cleared == status
+
+
+def _with_failover(reason: str | None, status: str = "False") -> Obj:
+    conditions: list[Obj] = [{"type": "Scheduled", "status": "True"}]
+    if reason is not None:
+        conditions.append(
+            {"type": "Failover", "status": status, "reason": reason, "message": "m", "lastTransitionTime": "T0"}
+        )
+    return {"conditions": conditions}
+
+
+# (condition now, what the writer wants, the holds that writer clears) -> the Failover reason after, or
+# "same" when nothing is written
+HOLD_RULES = [
+    # the taint manager: a hold while no cluster fits, cleared once the taint is gone, tolerated or the move done
+    (None, ("False", "NoClusterFit", "m"), TAINT_MANAGER_HOLDS, "NoClusterFit"),
+    ("NoClusterFit", ("False", "NoClusterFit", "m"), TAINT_MANAGER_HOLDS, "same"),
+    ("NoClusterFit", None, TAINT_MANAGER_HOLDS, None),
+    ("ClusterNotTainted", None, TAINT_MANAGER_HOLDS, None),
+    ("ClusterNotTainted", ("False", "NoClusterFit", "m"), TAINT_MANAGER_HOLDS, "NoClusterFit"),
+    ("NoClusterFit", ("True", "Evicted", "m"), TAINT_MANAGER_HOLDS, "Evicted"),
+    # what the other writer holds, and the record of an eviction, stay
+    ("UnhealthyNoClusterFit", None, TAINT_MANAGER_HOLDS, "same"),
+    ("Evicted", None, TAINT_MANAGER_HOLDS, "same"),
+    (None, None, TAINT_MANAGER_HOLDS, "same"),
+    # the application failover controller
+    ("UnhealthyNoClusterFit", None, APPLICATION_FAILOVER_HOLDS, None),
+    ("NoClusterFit", None, APPLICATION_FAILOVER_HOLDS, "same"),
+    ("ClusterNotTainted", None, APPLICATION_FAILOVER_HOLDS, "same"),
+    ("UnhealthyNoClusterFit", ("True", "Evicted", "m"), APPLICATION_FAILOVER_HOLDS, "Evicted"),
+]
+
+
+@pytest.mark.parametrize(("now", "wanted", "holds", "after"), HOLD_RULES)
+def test_holds_are_cleared_by_their_writer_when_resolved(
+    now: str | None, wanted: tuple[str, str, str] | None, holds: tuple[str, ...], after: str | None
+) -> None:
+    status = _with_failover(now)
+    new = failover_condition_changes(status, wanted, "T1", clear_reasons=holds)
+    if after == "same":
+        assert new is None
+        return
+    assert new is not None
+    assert new["conditions"][0] == {"type": "Scheduled", "status": "True"}  # other conditions kept
+    failover = [c for c in new["conditions"] if c["type"] == "Failover"]
+    assert [c["reason"] for c in failover] == ([after] if after else [])
