@@ -4,7 +4,9 @@ An attached binding is named as a policy would name the dependency's binding
 (``<name>-<kind>``), is owned (controller reference) by the dependency itself,
 and carries for each referring (independent) binding a ``depended-by-<hash>``
 label whose value is the referrer's permanent id, and a ``requiredBy``
-snapshot of the referrer's namespace, name and ``spec.clusters``. The binding
+snapshot of the referrer's namespace, name and ``spec.clusters`` (plus the
+clusters its Gracefully/Never eviction tasks still hold: see
+:func:`snapshot_of`). The binding
 controller renders its Works for ``spec.clusters`` plus every snapshot's
 clusters; the scheduler leaves it alone (it carries no policy label).
 
@@ -57,15 +59,27 @@ def depended_by_labels(independent: Mapping[str, Any]) -> dict[str, str]:
 
 
 def snapshot_of(independent: Mapping[str, Any]) -> Obj:
-    """The ``requiredBy`` entry of a referring binding: namespace, name and its scheduled clusters."""
+    """The ``requiredBy`` entry of a referring binding: namespace, name and its scheduled clusters,
+    then the clusters its graceful eviction tasks still hold (purge mode other than ``Directly``).
+
+    Beyond Karmada (whose snapshot has ``spec.clusters`` only, so a dependency's old copy
+    went at once while the workload's old copy still ran there): the dependency stays
+    wherever the workload's old copy waits for its replacement, and goes with it."""
     meta = _meta(independent)
     snapshot: Obj = {}
     if meta.get("namespace"):
         snapshot["namespace"] = meta["namespace"]
     snapshot["name"] = meta.get("name", "")
-    clusters = _spec(independent).get("clusters")
+    spec = _spec(independent)
+    clusters = copy.deepcopy(list(spec.get("clusters") or []))
+    named = {c.get("name") for c in clusters if isinstance(c, dict)}
+    for task in spec.get("gracefulEvictionTasks") or []:
+        origin = task.get("fromCluster") if isinstance(task, dict) else None
+        if origin and origin not in named and task.get("purgeMode") != "Directly":
+            clusters.append({"name": origin})
+            named.add(origin)
     if clusters:
-        snapshot["clusters"] = copy.deepcopy(clusters)
+        snapshot["clusters"] = clusters
     return snapshot
 
 

@@ -273,3 +273,26 @@ def test_works_go_to_the_union_of_clusters_and_required_by() -> None:
     both = attach(first, _configmap(), b, lambda ns, n: bindings.get(n)).binding
     spec = ResourceBindingSpec.from_dict({**both["spec"], "clusters": [{"name": "member4"}]})
     assert [t.name for t in target_clusters(spec)] == ["member4", "member1", "member2", "member3"]
+
+
+@pytest.mark.parametrize(
+    ("clusters", "tasks", "expected"),
+    [
+        (["member2"], [], ["member2"]),
+        # a Gracefully (or Never) evicted cluster keeps the dependency until its task goes
+        (["member2"], [{"fromCluster": "member1", "purgeMode": "Gracefully"}], ["member2", "member1"]),
+        ([], [{"fromCluster": "member1", "purgeMode": "Gracefully"}], ["member1"]),
+        (["member2"], [{"fromCluster": "member1", "purgeMode": "Never"}], ["member2", "member1"]),
+        (["member2"], [{"fromCluster": "member1"}], ["member2", "member1"]),
+        # Directly removes first: the dependency goes with the workload
+        (["member2"], [{"fromCluster": "member1", "purgeMode": "Directly"}], ["member2"]),
+        # a task for a cluster still targeted adds nothing twice
+        (["member1"], [{"fromCluster": "member1", "purgeMode": "Gracefully"}], ["member1"]),
+    ],
+)
+def test_snapshots_keep_clusters_with_pending_eviction_tasks(
+    clusters: list[str], tasks: list[dict[str, str]], expected: list[str]
+) -> None:
+    independent = _independent("a-deployment", clusters)
+    independent["spec"]["gracefulEvictionTasks"] = tasks
+    assert [c["name"] for c in snapshot_of(independent).get("clusters") or []] == expected

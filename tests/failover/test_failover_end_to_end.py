@@ -155,6 +155,20 @@ def test_nowhere_else_to_go_keeps_the_workload_and_says_why(bed: Bed) -> None:
         assert condition["status"] == "False" and "stays in member1" in condition["message"]
         assert bed.targets("pinned-deployment") == ["member1"] and not bed.tasks("pinned-deployment")
         assert bed.in_member("member1", "deployment", "pinned") is not None
+        # the taint removed: the hold no longer applies and goes
+        bed.taint("member1", "unavailable=true:NoExecute-")
+        wait_for(lambda: not bed.condition("pinned-deployment"), timeout=30, what="the hold cleared on untaint")
+        assert bed.targets("pinned-deployment") == ["member1"]
+        # held again, then another cluster fits: the workload moves and the hold is gone
+        bed.taint("member1", "unavailable=true:NoExecute")
+        wait_for(partial(condition_with, bed, "pinned-deployment", "NoClusterFit"), timeout=30, what="held again")
+        bed.apply(policy("pinned", [selector("Deployment", "pinned")], clusters=("member1", "member2")))
+        wait_for(lambda: bed.targets("pinned-deployment") == ["member2"], timeout=30, what="pinned moved to member2")
+        wait_for(
+            lambda: bed.condition("pinned-deployment").get("reason") != "NoClusterFit",
+            timeout=30,
+            what="the hold gone once the workload moved",
+        )
     finally:
         untaint_all(bed, "unavailable")
         clean(bed, "pinned")
@@ -381,3 +395,74 @@ def test_a_cluster_resource_binding_moves_too(bed: Bed) -> None:
         untaint_all(bed, "unavailable")
         bed.admin("delete", "clusterpropagationpolicy", "failover-reader", "--ignore-not-found")
         bed.admin("delete", "clusterrole", "failover-reader", "--ignore-not-found")
+
+
+def test_dependencies_follow_a_gracefully_evicted_workload(bed: Bed) -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "shop-config", "namespace": "default"},
+        "data": {"greeting": "hello"},
+    }
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "shop-secret", "namespace": "default"},
+        "stringData": {"password": "not-a-real-one"},
+    }
+    shop = deployment("shop")
+    shop["spec"]["template"]["spec"]["volumes"] = [
+        {"name": "config", "configMap": {"name": "shop-config"}},
+        {"name": "secret", "secret": {"secretName": "shop-secret"}},
+    ]
+    # the seed's failover policy, with propagateDeps
+    shop_policy = policy(
+        "shop",
+        [selector("Deployment", "shop")],
+        propagateDeps=True,
+        failover={"cluster": {"purgeMode": "Gracefully"}},
+    )
+    bed.apply(config, secret, shop, shop_policy)
+    old = bed.serving("shop-deployment")
+
+    def deps_in(cluster: str) -> bool:
+        return all(bed.in_member(cluster, kind, name) is not None for kind, name in DEPENDENCIES)
+
+    wait_for(partial(deps_in, old), timeout=30, what=f"the ConfigMap and Secret in {old}")
+    try:
+        bed.taint(old, "unavailable=true:NoExecute")
+        wait_for(lambda: bed.tasks("shop-deployment"), timeout=30, what="an eviction task")
+        # what a user would see until the old copies are gone: none goes before the new Deployment is ready
+        samples: list[tuple[bool, bool, bool]] = []
+
+        def kinds_in(cluster: str) -> set[str]:
+            names = ["deployment/shop", *(f"{kind}/{name}" for kind, name in DEPENDENCIES)]
+            found = bed.members[cluster]("get", *names, "-o", "json", "--ignore-not-found", check=False).stdout
+            return {item["kind"] for item in (json.loads(found) if found.strip() else {}).get("items") or []}
+
+        def old_copies_gone() -> bool:
+            there = kinds_in(old)
+            ready_elsewhere = any(bed.ready_in(c, "shop") for c in MEMBERS if c != old)
+            samples.append(("Deployment" in there, {"ConfigMap", "Secret"} <= there, ready_elsewhere))
+            return not there
+
+        wait_for(old_copies_gone, timeout=90, interval=0.1, what="the old copies removed")
+        # the dependencies were never removed while the old Deployment still ran
+        assert all(deps for present, deps, _ in samples if present), samples
+        first_gone = next(i for i, (present, deps, _) in enumerate(samples) if not (present and deps))
+        assert any(ready for _, _, ready in samples[: first_gone + 1]), samples
+        new = bed.serving("shop-deployment")
+        assert new != old and deps_in(new)
+        # the attached bindings follow the independent one
+        for kind, name in DEPENDENCIES:
+            attached = bed.binding(f"{name}-{kind}")
+            snapshots = attached["spec"]["requiredBy"]
+            assert [[c["name"] for c in s.get("clusters") or []] for s in snapshots] == [[new]], attached["spec"]
+    finally:
+        untaint_all(bed, "unavailable")
+        clean(bed, "shop")
+        for kind, name in DEPENDENCIES:
+            bed.admin("delete", kind, name, "--ignore-not-found")
+
+
+DEPENDENCIES = (("configmap", "shop-config"), ("secret", "shop-secret"))
