@@ -19,7 +19,7 @@ MEMBERS = ("member1", "member2", "member3")
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
     (command,) = readme_blocks("failover-gracefully")["Sandbox"]
-    for folder in ("failover-directly", "failover-taint-policy", "failover-application"):
+    for folder in ("failover-directly", "failover-taint-policy", "failover-application", "failover-dependencies"):
         assert readme_blocks(folder)["Sandbox"] == [command]
     sandbox = LocalSandbox(tmp_path_factory.mktemp("home"))
     sandbox.sh(command, timeout=180)
@@ -102,3 +102,32 @@ def test_taint_policy(sandbox: LocalSandbox) -> None:
         assert frozen in placed(sandbox)
     finally:
         clean(sandbox, "failover-taint-policy")
+
+
+SHOP = (("deployment", "shop"), ("configmap", "shop-page"), ("secret", "shop-password"))
+
+
+def test_dependencies(sandbox: LocalSandbox) -> None:
+    def holding(cluster: str) -> list[str]:
+        return [kind for kind, name in SHOP if sandbox.get(cluster, kind, name) is not None]
+
+    try:
+        sandbox.run_block("failover-dependencies", "Run")
+        spec = (sandbox.get(None, "rb", "shop-deployment") or {})["spec"]
+        old = spec["gracefulEvictionTasks"][0]["fromCluster"] if spec.get("gracefulEvictionTasks") else None
+        new = wait_until(
+            lambda: [c for c in MEMBERS if c != old and len(holding(c)) == 3] or None, "shop and its deps elsewhere", 60
+        )
+        if old is not None:
+            # while the old copy waits for its replacement, its ConfigMap and Secret wait with it
+            there = holding(old)
+            pending = (sandbox.get(None, "rb", "shop-deployment") or {})["spec"].get("gracefulEvictionTasks")
+            if pending:
+                assert "configmap" in there and "secret" in there, there
+            wait_until(lambda: not holding(old), "the old copies gone", 90)
+        assert (sandbox.get(new[0], "deployment", "shop") or {})["status"].get("readyReplicas") == 2
+        attached = (sandbox.get(None, "rb", "shop-page-configmap") or {})["spec"]["requiredBy"]
+        assert [[c["name"] for c in s.get("clusters") or []] for s in attached] == [new]
+    finally:
+        sandbox.run_block("failover-dependencies", "Clean up")
+        wait_until(lambda: not any(holding(c) for c in MEMBERS), "shop gone from the members", 60)

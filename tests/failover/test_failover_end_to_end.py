@@ -433,7 +433,7 @@ def test_dependencies_follow_a_gracefully_evicted_workload(bed: Bed) -> None:
         bed.taint(old, "unavailable=true:NoExecute")
         wait_for(lambda: bed.tasks("shop-deployment"), timeout=30, what="an eviction task")
         # what a user would see until the old copies are gone: none goes before the new Deployment is ready
-        samples: list[tuple[bool, bool, bool]] = []
+        samples: list[tuple[bool, bool, bool, bool]] = []
 
         def kinds_in(cluster: str) -> set[str]:
             names = ["deployment/shop", *(f"{kind}/{name}" for kind, name in DEPENDENCIES)]
@@ -443,14 +443,15 @@ def test_dependencies_follow_a_gracefully_evicted_workload(bed: Bed) -> None:
         def old_copies_gone() -> bool:
             there = kinds_in(old)
             ready_elsewhere = any(bed.ready_in(c, "shop") for c in MEMBERS if c != old)
-            samples.append(("Deployment" in there, {"ConfigMap", "Secret"} <= there, ready_elsewhere))
+            pending = bool(bed.tasks("shop-deployment"))  # read last: pending now means pending above too
+            samples.append(("Deployment" in there, {"ConfigMap", "Secret"} <= there, ready_elsewhere, pending))
             return not there
 
         wait_for(old_copies_gone, timeout=90, interval=0.1, what="the old copies removed")
-        # the dependencies were never removed while the old Deployment still ran
-        assert all(deps for present, deps, _ in samples if present), samples
-        first_gone = next(i for i, (present, deps, _) in enumerate(samples) if not (present and deps))
-        assert any(ready for _, _, ready in samples[: first_gone + 1]), samples
+        # while the old copy waited for its replacement, its dependencies waited with it (Karmada removes them)
+        assert all(present and deps for present, deps, _, pending in samples if pending), samples
+        first_gone = next(i for i, (present, deps, _, _) in enumerate(samples) if not (present and deps))
+        assert any(ready for _, _, ready, _ in samples[: first_gone + 1]), samples
         new = bed.serving("shop-deployment")
         assert new != old and deps_in(new)
         # the attached bindings follow the independent one
