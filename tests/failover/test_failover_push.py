@@ -38,12 +38,20 @@ def bed(localkube: ServerThread, workdir: Path) -> Iterator[Bed]:
         for name, server in servers.items():
             pull.join(server, name)
         for name in PUSH:
-            wait_for(lambda name=name: pull.ready(name) == "True", timeout=60, what=f"{name} Ready")
+            wait_for(partial(is_ready, pull, name), timeout=60, what=f"{name} Ready")
         yield Bed(pull, servers)
     finally:
         pull.stop()
         for server in servers.values():
             server.stop()
+
+
+def is_ready(pull: PullMode, name: str) -> bool:
+    return pull.ready(name) == "True"
+
+
+def absent(bed: Bed, cluster: str, name: str) -> bool:
+    return bed.in_member(cluster, "deployment", name) is None
 
 
 def primary_then_backup(name: str, **extra: Any) -> dict[str, Any]:
@@ -62,7 +70,7 @@ def clean(bed: Bed, name: str) -> None:
     bed.admin("delete", "deployment", name, "--ignore-not-found")
     bed.admin("delete", "propagationpolicy", name, "--ignore-not-found")
     for cluster in PUSH:
-        wait_for(lambda c=cluster: bed.in_member(c, "deployment", name) is None, timeout=30, what=f"{name} gone")
+        wait_for(partial(absent, bed, cluster, name), timeout=30, what=f"{name} gone from {cluster}")
 
 
 def test_a_no_execute_taint_moves_a_workload_off_a_push_member(bed: Bed) -> None:
