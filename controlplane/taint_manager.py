@@ -27,7 +27,15 @@ binding as it would be; if no other cluster would take the workload it stays,
 with the condition ``Failover=False NoClusterFit`` saying why (looked at again
 every 10 s and on any Cluster change). A target cluster that is not Ready but
 carries no NoExecute taint is never evicted from; the binding says so
-(``Failover=False ClusterNotTainted``).
+(``Failover=False ClusterNotTainted``). Either hold is removed by the first
+reconcile that finds its reason gone (taint removed or tolerated, cluster
+Ready or no longer targeted); an eviction in its place writes ``Evicted``.
+
+Knowingly different from Karmada: keys are bindings, not (cluster, binding)
+pairs, so one binding's evictions from several clusters are serialised; a
+binding tolerating a taint for some seconds is looked at again when they run
+out, not also every 10 s; only an eviction about to be written waits for a
+worker's slot (Karmada paces every item it processes, held ones included).
 """
 
 from __future__ import annotations
