@@ -1,7 +1,9 @@
-"""The taint manager against a real API server (localkube with Karmada's
-CRDs): evictions are paced as Karmada's eviction workers pace them (three
-per binding kind at once, then one per ``1/--resource-eviction-rate``
-seconds), a held eviction takes no slot, and each eviction is written."""
+"""The failover controllers against a real API server (localkube with
+Karmada's CRDs), called directly: the taint manager's evictions are paced as
+Karmada's eviction workers pace them (three per binding kind at once, then
+one per ``1/--resource-eviction-rate`` seconds), a held eviction takes no
+slot, and each eviction is written; the application failover controller
+clears its own hold once a binding is no longer judged, and no one else's."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.application_failover import ApplicationFailoverController
 from controlplane.failover_bindings import CRB, RB, RESOURCES
 from controlplane.taint_manager import TaintManager
 from karmada.kube import EventRecorder, KubeClient, from_kubeconfig
@@ -124,3 +127,53 @@ async def test_evictions_are_paced_per_binding_kind(manager: tuple[KubeClient, T
     assert await targets("cfg3") == ["member1"]
     # the ClusterResourceBinding queue has its own workers
     assert tm.pacers[CRB].claim(0.0) == 0.0
+
+
+def held(name: str) -> Obj:
+    body = binding(name, PLACEMENT)
+    body["spec"]["failover"] = {
+        "application": {"decisionConditions": {"tolerationSeconds": 5}, "purgeMode": "Directly"}
+    }
+    return body
+
+
+async def test_application_failover_clears_its_hold_once_not_judged(installed: PullMode) -> None:
+    client = KubeClient(from_kubeconfig(installed.kubeconfig))
+    try:
+        for name, reason in (("unhealthy", "UnhealthyNoClusterFit"), ("tainted", "NoClusterFit")):
+            stored = await client.create(RESOURCES[RB], held(name), "default")
+            condition = {
+                "type": "Failover",
+                "status": "False",
+                "reason": reason,
+                "message": "it stays in member1",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+            await client.update(
+                RESOURCES[RB], {**stored, "status": {"conditions": [condition]}}, "default", subresource="status"
+            )
+        informers = InformerFactory(client)
+        clusters = informers.informer(CLUSTERS)
+        caches = {RB: informers.informer(RESOURCES[RB]), CRB: informers.informer(RESOURCES[CRB])}
+        await informers.start(sync_timeout=20)
+        try:
+            controller = ApplicationFailoverController(
+                client,
+                clusters,
+                caches,
+                EventRecorder(client, "test"),
+                graceful_eviction=True,
+                stateful_injection=False,
+            )
+            # propagateDeps is off: the binding is not judged, so its application hold no longer applies
+            for name in ("unhealthy", "tainted"):
+                assert await controller.reconcile((RB, "default", f"{name}-configmap")) is None
+            unhealthy = await client.get(RESOURCES[RB], "unhealthy-configmap", "default")
+            assert not (unhealthy.get("status") or {}).get("conditions")
+            # the taint manager's hold is the taint manager's to clear
+            tainted = await client.get(RESOURCES[RB], "tainted-configmap", "default")
+            assert [c["reason"] for c in tainted["status"]["conditions"]] == ["NoClusterFit"]
+        finally:
+            await informers.stop()
+    finally:
+        await client.close()
