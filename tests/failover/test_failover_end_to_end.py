@@ -78,12 +78,21 @@ def test_gracefully_keeps_the_old_copy_until_the_new_one_is_healthy(bed: Bed) ->
         policy("nginx", [selector("Deployment", "nginx")], failover={"cluster": {"purgeMode": "Gracefully"}}),
     )
     old = bed.serving("nginx-deployment")
+    # the new copy is held unready at first, so the pending task can be looked at however slow kubectl is
+    bed.apply(unready_elsewhere("nginx", old))
     try:
         bed.taint(old, "unavailable=true:NoExecute")
         tasks = wait_for(lambda: bed.tasks("nginx-deployment"), timeout=30, what="an eviction task")
         assert tasks[0]["fromCluster"] == old
         assert tasks[0]["reason"] == "TaintUntolerated" and tasks[0]["producer"] == "TaintManager"
         assert tasks[0]["purgeMode"] == "Gracefully"
+        new = wait_for(lambda: bed.targets("nginx-deployment"), timeout=30, what="a new target")[0]
+        wait_for(lambda: bed.in_member(new, "deployment", "nginx"), timeout=30, what=f"the new copy in {new}")
+        pending = bed.condition("nginx-deployment", "GracefulEviction")
+        assert pending["reason"] == "EvictionPending" and old in pending["message"], pending
+        # while the new copy is unready, the old one stays
+        assert bed.in_member(old, "deployment", "nginx") is not None and bed.tasks("nginx-deployment")
+        bed.admin("delete", "overridepolicy", "nginx-unready")
         # sample what a user would see until the old copy is gone: it never goes before a new one is ready
         samples: list[tuple[bool, bool]] = []
 
@@ -110,8 +119,35 @@ def test_gracefully_keeps_the_old_copy_until_the_new_one_is_healthy(bed: Bed) ->
         wait_for(lambda: "unavailable" not in bed.pull.taint_keys(old), what="untainted")
         assert bed.targets("nginx-deployment") == [new]
     finally:
+        bed.admin("delete", "overridepolicy", "nginx-unready", "--ignore-not-found")
         untaint_all(bed, "unavailable")
         clean(bed, "nginx")
+
+
+def unready_elsewhere(name: str, serving: str) -> dict[str, Any]:
+    """An OverridePolicy holding the Pods of ``name`` unready in every cluster but ``serving``."""
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "OverridePolicy",
+        "metadata": {"name": f"{name}-unready", "namespace": "default"},
+        "spec": {
+            "resourceSelectors": [selector("Deployment", name)],
+            "overrideRules": [
+                {
+                    "targetCluster": {"clusterNames": [c for c in MEMBERS if c != serving]},
+                    "overriders": {
+                        "plaintext": [
+                            {
+                                "path": "/spec/template/metadata/annotations",
+                                "operator": "add",
+                                "value": {"simulation.localkube.io/unready": "true"},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+    }
 
 
 def test_directly_removes_the_old_copy_first(bed: Bed) -> None:
