@@ -123,5 +123,31 @@ def selector(kind: str, name: str) -> dict[str, Any]:
     return {"apiVersion": "apps/v1" if kind == "Deployment" else "v1", "kind": kind, "name": name}
 
 
+def unready_in(name: str, clusters: list[str]) -> dict[str, Any]:
+    """An OverridePolicy ``<name>-unready`` holding the Pods of ``name`` unready in ``clusters``."""
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "OverridePolicy",
+        "metadata": {"name": f"{name}-unready", "namespace": "default"},
+        "spec": {
+            "resourceSelectors": [selector("Deployment", name)],
+            "overrideRules": [
+                {
+                    "targetCluster": {"clusterNames": clusters},
+                    "overriders": {
+                        "plaintext": [
+                            {
+                                "path": "/spec/template/metadata/annotations",
+                                "operator": "add",
+                                "value": {"simulation.localkube.io/unready": "true"},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+    }
+
+
 def log_of(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""

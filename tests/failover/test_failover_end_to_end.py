@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from localkube.simulation import SimulationConfig
-from tests.failover.flow import FAILOVER_FLAGS, MEMBERS, Bed, deployment, policy, selector
+from tests.failover.flow import FAILOVER_FLAGS, MEMBERS, Bed, deployment, policy, selector, unready_in
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread, start_server
 
@@ -79,7 +79,7 @@ def test_gracefully_keeps_the_old_copy_until_the_new_one_is_healthy(bed: Bed) ->
     )
     old = bed.serving("nginx-deployment")
     # the new copy is held unready at first, so the pending task can be looked at however slow kubectl is
-    bed.apply(unready_elsewhere("nginx", old))
+    bed.apply(unready_in("nginx", [c for c in MEMBERS if c != old]))
     try:
         bed.taint(old, "unavailable=true:NoExecute")
         tasks = wait_for(lambda: bed.tasks("nginx-deployment"), timeout=30, what="an eviction task")
@@ -122,32 +122,6 @@ def test_gracefully_keeps_the_old_copy_until_the_new_one_is_healthy(bed: Bed) ->
         bed.admin("delete", "overridepolicy", "nginx-unready", "--ignore-not-found")
         untaint_all(bed, "unavailable")
         clean(bed, "nginx")
-
-
-def unready_elsewhere(name: str, serving: str) -> dict[str, Any]:
-    """An OverridePolicy holding the Pods of ``name`` unready in every cluster but ``serving``."""
-    return {
-        "apiVersion": "policy.karmada.io/v1alpha1",
-        "kind": "OverridePolicy",
-        "metadata": {"name": f"{name}-unready", "namespace": "default"},
-        "spec": {
-            "resourceSelectors": [selector("Deployment", name)],
-            "overrideRules": [
-                {
-                    "targetCluster": {"clusterNames": [c for c in MEMBERS if c != serving]},
-                    "overriders": {
-                        "plaintext": [
-                            {
-                                "path": "/spec/template/metadata/annotations",
-                                "operator": "add",
-                                "value": {"simulation.localkube.io/unready": "true"},
-                            }
-                        ]
-                    },
-                }
-            ],
-        },
-    }
 
 
 def test_directly_removes_the_old_copy_first(bed: Bed) -> None:
@@ -465,9 +439,18 @@ def test_dependencies_follow_a_gracefully_evicted_workload(bed: Bed) -> None:
         return all(bed.in_member(cluster, kind, name) is not None for kind, name in DEPENDENCIES)
 
     wait_for(partial(deps_in, old), timeout=30, what=f"the ConfigMap and Secret in {old}")
+    bed.apply(unready_in("shop", [c for c in MEMBERS if c != old]))  # the new copy held unready: the task stays pending
     try:
         bed.taint(old, "unavailable=true:NoExecute")
         wait_for(lambda: bed.tasks("shop-deployment"), timeout=30, what="an eviction task")
+        new = wait_for(lambda: bed.targets("shop-deployment"), timeout=30, what="a new target")[0]
+        wait_for(partial(deps_in, new), timeout=30, what=f"the ConfigMap and Secret in {new}")
+        # pending: the old Deployment and its dependencies stay (Karmada would have removed the dependencies)
+        assert deps_in(old) and bed.in_member(old, "deployment", "shop") is not None and bed.tasks("shop-deployment")
+        for kind, name in DEPENDENCIES:
+            snapshots = bed.binding(f"{name}-{kind}")["spec"]["requiredBy"]
+            assert [[c["name"] for c in s.get("clusters") or []] for s in snapshots] == [[new, old]]
+        bed.admin("delete", "overridepolicy", "shop-unready")
         # what a user would see until the old copies are gone: none goes before the new Deployment is ready
         samples: list[tuple[bool, bool, bool, bool]] = []
 
@@ -488,14 +471,14 @@ def test_dependencies_follow_a_gracefully_evicted_workload(bed: Bed) -> None:
         assert all(present and deps for present, deps, _, pending in samples if pending), samples
         first_gone = next(i for i, (present, deps, _, _) in enumerate(samples) if not (present and deps))
         assert any(ready for _, _, ready, _ in samples[: first_gone + 1]), samples
-        new = bed.serving("shop-deployment")
-        assert new != old and deps_in(new)
+        assert bed.serving("shop-deployment") == new != old and deps_in(new)
         # the attached bindings follow the independent one
         for kind, name in DEPENDENCIES:
             attached = bed.binding(f"{name}-{kind}")
             snapshots = attached["spec"]["requiredBy"]
             assert [[c["name"] for c in s.get("clusters") or []] for s in snapshots] == [[new]], attached["spec"]
     finally:
+        bed.admin("delete", "overridepolicy", "shop-unready", "--ignore-not-found")
         untaint_all(bed, "unavailable")
         clean(bed, "shop")
         for kind, name in DEPENDENCIES:

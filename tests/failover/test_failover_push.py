@@ -15,7 +15,7 @@ import pytest
 
 from localkube.server import ServerConfig
 from localkube.simulation import SimulationConfig
-from tests.failover.flow import FAILOVER_FLAGS, Bed, deployment, policy, selector
+from tests.failover.flow import FAILOVER_FLAGS, Bed, deployment, policy, selector, unready_in
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
 
@@ -76,10 +76,14 @@ def clean(bed: Bed, name: str) -> None:
 def test_a_no_execute_taint_moves_a_workload_off_a_push_member(bed: Bed) -> None:
     bed.apply(deployment("cart"), primary_then_backup("cart", failover={"cluster": {"purgeMode": "Gracefully"}}))
     assert bed.serving("cart-deployment") == "member1"
+    bed.apply(unready_in("cart", ["member2"]))  # the task stays pending while it is looked at
     try:
         bed.taint("member1", "unavailable=true:NoExecute")
         tasks = wait_for(lambda: bed.tasks("cart-deployment"), timeout=30, what="an eviction task")
         assert (tasks[0]["fromCluster"], tasks[0]["purgeMode"]) == ("member1", "Gracefully")
+        wait_for(lambda: bed.in_member("member2", "deployment", "cart"), timeout=30, what="the new copy in member2")
+        assert bed.in_member("member1", "deployment", "cart") is not None and bed.tasks("cart-deployment")
+        bed.admin("delete", "overridepolicy", "cart-unready")
         samples: list[tuple[bool, bool]] = []
 
         def old_gone() -> bool:
@@ -92,6 +96,7 @@ def test_a_no_execute_taint_moves_a_workload_off_a_push_member(bed: Bed) -> None
         assert any(ready for _, ready in samples[: first_gone + 1]), samples
         assert bed.serving("cart-deployment") == "member2"
     finally:
+        bed.admin("delete", "overridepolicy", "cart-unready", "--ignore-not-found")
         bed.pull.plugin("taint", "clusters", "member1", "unavailable-", check=False)
         clean(bed, "cart")
 
