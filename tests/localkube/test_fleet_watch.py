@@ -5,6 +5,7 @@ without every idle watch waking to look."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,5 +110,31 @@ def test_a_client_that_leaves_an_idle_watch_is_noticed(server: ServerThread, tmp
         while time.monotonic() < deadline and server.server.watch_count > before:
             await asyncio.sleep(0.1)
         assert server.server.watch_count == before
+
+    server.call(run())
+
+
+def test_a_bootstrap_token_is_deleted_as_it_expires_without_polling(server: ServerThread, tmp_path: Path) -> None:
+    raw = Raw(server, server.kubeconfig(tmp_path))
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=1.5)
+
+    async def run() -> None:
+        for token_id, expiration in (
+            ("aaaaaa", soon.strftime("%Y-%m-%dT%H:%M:%SZ")),
+            ("bbbbbb", "2099-01-01T00:00:00Z"),
+        ):
+            secret = {
+                "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "kube-system"},
+                "type": "bootstrap.kubernetes.io/token",
+                "stringData": {"token-id": token_id, "token-secret": "0123456789abcdef", "expiration": expiration},
+            }
+            status, body, _ = await raw.request("POST", "/api/v1/namespaces/kube-system/secrets", secret)
+            assert status == 201, body
+        path = "/api/v1/namespaces/kube-system/secrets/bootstrap-token-"
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (await raw.request("GET", path + "aaaaaa"))[0] == 200:
+            await asyncio.sleep(0.1)
+        assert (await raw.request("GET", path + "aaaaaa"))[0] == 404
+        assert (await raw.request("GET", path + "bbbbbb"))[0] == 200
 
     server.call(run())
