@@ -145,7 +145,10 @@ class Agent:
 
     def open(self) -> aiohttp.ClientSession:
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(ssl=self.context, limit=0), timeout=aiohttp.ClientTimeout(total=None)
+            # an agent renews every 10 s and keeps its connection (client-go keeps idle ones 90 s);
+            # aiohttp's 15 s default would make each round-robin renewal a new TLS handshake
+            connector=aiohttp.TCPConnector(ssl=self.context, limit=0, keepalive_timeout=300),
+            timeout=aiohttp.ClientTimeout(total=None),
         )
         return self.session
 
