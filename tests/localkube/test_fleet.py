@@ -283,3 +283,11 @@ def test_help_says_many_clusters_per_process_is_for_simulation() -> None:
     text = " ".join(result.stdout.split())
     assert "--fleet FILE" in text and "--clusters N" in text
     assert "for simulation" in text and "One process per cluster, the default, is what real clusters look like" in text
+
+
+def test_large_objects_cross_the_small_tls_read_buffer(two: tuple[Path, dict[str, str], FleetProcess]) -> None:
+    top, _, _ = two
+    a = _kubectl(top, "member1")
+    (top / "big.txt").write_text("x" * 900_000)  # many 16 KiB TLS records, far beyond one 32 KiB read
+    a("create", "configmap", "big", f"--from-file=big={top / 'big.txt'}")
+    assert a("get", "configmap", "big", "-o", "jsonpath={.data.big}").stdout == "x" * 900_000
