@@ -125,13 +125,18 @@ def _config(args: argparse.Namespace, port: int, data_dir: Path | None, node_pre
     )
 
 
-async def _until_stopped() -> None:
+def _stop_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (handled from now on)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
+
+
+async def _until_stopped() -> None:
+    await _stop_signals().wait()
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -183,8 +188,9 @@ async def _serve_fleet(args: argparse.Namespace) -> int:
         print(f"localkube serving on {server.url} as {spec.name}", flush=True)
 
     # a signal during the start stops what has started
+    stopping = _stop_signals()
     starting = asyncio.create_task(fleet.start(serving))
-    stopped = asyncio.create_task(_until_stopped())
+    stopped = asyncio.create_task(stopping.wait())
     done, _ = await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if starting in done:
         starting.result()  # a cluster that could not start fails the whole fleet

@@ -210,6 +210,13 @@ def test_sigterm_stops_every_cluster(tmp_path: Path) -> None:
             pass
 
 
+def test_sigterm_while_the_fleet_starts_stops_what_started() -> None:
+    fleet = FleetProcess("--clusters", "40", "--port", "0")
+    assert fleet.process.stdout is not None
+    assert SERVING.match(fleet.process.stdout.readline().rstrip("\n"))  # the first serves, the rest start
+    assert fleet.stop() == 0
+
+
 def test_a_fleet_file_serves_its_entries(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
