@@ -31,12 +31,12 @@ import datetime
 import itertools
 import json
 import os
-import select
 import signal
 import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -71,13 +71,15 @@ def serve(args: list[str], ready: str, timeout: float) -> tuple[subprocess.Popen
     started = time.monotonic()
     process = subprocess.Popen([*LOCALKUBE, *args], stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert process.stdout is not None
-    while time.monotonic() - started < timeout:
-        if select.select([process.stdout], [], [], 1)[0]:
-            line = process.stdout.readline()
-            if not line:
-                break
+    # blocking reads (a select() beside a buffered readline misses lines already buffered)
+    timer = threading.Timer(timeout, process.kill)
+    timer.start()
+    try:
+        for line in process.stdout:
             if line.strip() == ready:
                 return process, time.monotonic() - started
+    finally:
+        timer.cancel()
     process.kill()
     raise RuntimeError(f"localkube {' '.join(args)} did not serve in {timeout} s")
 

@@ -11,6 +11,7 @@ import select
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,21 +43,22 @@ class FleetProcess:
 
     def wait_serving(self, count: int, timeout: float = 30) -> dict[str, str]:
         assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if not ready:
-                continue
-            line = self.process.stdout.readline().rstrip("\n")
-            if not line:
-                break  # ended
-            self.lines.append(line)
-            match = SERVING.match(line)
-            if match:
-                self.urls[match.group(2)] = match.group(1)
-            elif line == f"localkube fleet serving {count} clusters":
-                return self.urls
-        stderr = self.process.stderr.read() if self.process.poll() is not None and self.process.stderr else ""
+        # blocking reads, ended by a kill at the deadline (a select() beside a buffered
+        # readline misses lines already buffered)
+        timer = threading.Timer(timeout, self.process.kill)
+        timer.start()
+        try:
+            for raw in self.process.stdout:
+                line = raw.rstrip("\n")
+                self.lines.append(line)
+                match = SERVING.match(line)
+                if match:
+                    self.urls[match.group(2)] = match.group(1)
+                elif line == f"localkube fleet serving {count} clusters":
+                    return self.urls
+        finally:
+            timer.cancel()
+        stderr = self.process.stderr.read() if self.process.stderr else ""
         raise AssertionError(f"the fleet did not serve: {self.lines} {stderr}")
 
     def stop(self) -> int:
