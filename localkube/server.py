@@ -65,6 +65,7 @@ from localkube.selectors import fields_match, labels_match, parse_field_selector
 from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
 from localkube.store import Store
+from localkube.tokens import TokenSigner
 from localkube.watch import Watches, watch_options
 
 # what a request addressed, kept for the request counters once it is answered
@@ -128,9 +129,11 @@ class LocalKube:
             else:
                 self.ca = CertificateAuthority.create()
                 self.ca.save(ca_cert, ca_key)
+            self.token_signer = TokenSigner.load_or_create(data_dir)
             journal: Journal | None = Journal(data_dir / "state", self.config.journal_compact_bytes)
         else:
             self.ca = CertificateAuthority.create()
+            self.token_signer = TokenSigner.in_memory()
             journal = None
         self.store = Store(journal, history=self.config.history)
         self.registry = Registry()
@@ -147,7 +150,9 @@ class LocalKube:
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
-        self.authenticator = Authenticator(self.store, self.config.static_tokens, self.config.anonymous)
+        self.authenticator = Authenticator(
+            self.store, self.config.static_tokens, self.config.anonymous, self.token_signer
+        )
         self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watches = Watches(self.api)
 
@@ -463,7 +468,7 @@ class LocalKube:
             async def token_body() -> Any:
                 return await self._body(request, accounts) if request.can_read_body else {}
 
-            token = await token_request(self.store, namespace, info.name, token_body)
+            token = await token_request(self.store, self.token_signer, namespace, info.name, token_body)
             return web.Response(status=201, text=_dump(token), content_type=JSON)
         if method in ("GET", "HEAD"):
             if info.name:
