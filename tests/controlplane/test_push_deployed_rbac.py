@@ -79,7 +79,7 @@ def test_a_push_member_worked_with_the_deployed_rules(
 
     def summed() -> bool:
         status = (_json(env.admin, "get", "deploy", "nginx") or {}).get("status") or {}
-        return status.get("readyReplicas") == wanted
+        return bool(status.get("readyReplicas") == wanted)
 
     wait_for(summed, timeout=30, what="the template's status from member1's Work")
 
