@@ -7,7 +7,10 @@ declares how their events map to the keys it reconciles
 reconcile loops; long-running loops that are not keyed (a health monitor) go to
 ``context.background``. The manager builds every enabled controller, starts
 the caches, waits for them to sync, then starts the loops, all while leading.
-Adding a controller is one module and one line below.
+Adding a controller is one module and one line below. A setup registered
+under several names runs once when any of them is enabled, and reads which
+from ``context.options.controllers`` (Push clusters' ``clusterStatus``,
+``execution`` and ``workStatus`` share one set of member caches).
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ class ControlPlane:
             self.options,
         )
         names = enabled(self.options)
-        controllers = [c for name in names for c in setup_of(name)(context)]
+        # one setup may serve several names (the Push clusters' three): it runs once
+        controllers = [c for setup in dict.fromkeys(map(setup_of, names)) for c in setup(context)]
         supervisor = self.supervisor = Supervisor()
         self.leading, self.synced = True, False
         try:

@@ -14,6 +14,13 @@ the Works' finalizers remove what they created in the member. Each member
 set runs its own tasks and workers, so a slow or unreachable member delays
 only itself: its probes fail (Ready=False after the failure threshold, and
 the cluster controller taints it), and its caches reconnect with backoff.
+
+The three controller names are registered with one :func:`setup`, which the
+manager calls once when any of them is enabled; each name switches its own
+part (:class:`Parts`) in every member set: ``clusterStatus`` the status loop
+and Lease, ``execution`` the applying of Works, ``workStatus`` the reflection
+of member objects' status into them (without ``execution``, only of objects
+already in the member).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import asyncio
 import base64
 import contextlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +46,26 @@ from karmada.members.execution import ExecutionController
 log = logging.getLogger("controlplane.push")
 Obj = dict[str, Any]
 NAMES = ("clusterStatus", "execution", "workStatus")
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What runs for each Push cluster, one switch per Karmada controller name."""
+
+    status: bool  # clusterStatus
+    apply: bool  # execution
+    reflect: bool  # workStatus
+
+    @classmethod
+    def of(cls, controllers: Iterable[str]) -> Parts:
+        """The parts ``--controllers`` (its expanded names) enables."""
+        names = set(controllers)
+        return cls(status="clusterStatus" in names, apply="execution" in names, reflect="workStatus" in names)
+
+    @property
+    def works(self) -> bool:
+        """Whether the Works of the cluster are watched at all."""
+        return self.apply or self.reflect
 
 
 @dataclass
@@ -87,15 +115,16 @@ def member_config(cluster: Obj, secret: Obj) -> ClusterConfig:
 class MemberSet:
     """The caches and loops working one Push cluster."""
 
-    def __init__(self, control_plane: KubeClient, member: KubeClient, name: str, context: Context) -> None:
+    def __init__(
+        self, control_plane: KubeClient, member: KubeClient, name: str, context: Context, parts: Parts
+    ) -> None:
         options = context.options
-        enabled = set(options.controllers)
         self.name = name
         self.member = member
         self.cluster = Informer(control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
         self.supervisor = Supervisor()
         self.status: ClusterStatusController | None = None
-        if "clusterStatus" in enabled:
+        if parts.status:
             settings = MemberSettings(
                 cluster_name=name,
                 cluster_namespace=options.cluster_namespace,
@@ -107,15 +136,15 @@ class MemberSet:
             )
             self.status = ClusterStatusController(control_plane, member, self.cluster, settings)
         self.execution: ExecutionController | None = None
-        if "execution" in enabled or "workStatus" in enabled:
+        if parts.works:
             self.execution = ExecutionController(
                 control_plane,
                 member,
                 self.cluster,
                 name,
                 workers=options.concurrent_work_syncs,
-                apply="execution" in enabled,
-                reflect="workStatus" in enabled,
+                apply=parts.apply,
+                reflect=parts.reflect,
             )
         self._task: asyncio.Task[None] | None = None
 
@@ -146,8 +175,9 @@ class MemberSet:
 class PushMembers:
     """Starts, rebuilds and stops the member set of every Push cluster."""
 
-    def __init__(self, context: Context, clusters: Informer) -> None:
+    def __init__(self, context: Context, clusters: Informer, parts: Parts) -> None:
         self.context = context
+        self.parts = parts
         self.client = context.client
         self.clusters = clusters
         self.members: dict[str, tuple[tuple[str, str, str, bool, str], MemberSet]] = {}
@@ -179,7 +209,7 @@ class PushMembers:
         except (ValueError, UnicodeDecodeError) as exc:
             log.warning("push cluster %s: unusable credentials: %s", name, exc)
             return None  # a change to the Cluster brings it back
-        members = MemberSet(self.client, KubeClient(config), name, self.context)
+        members = MemberSet(self.client, KubeClient(config), name, self.context, self.parts)
         self.members[name] = (key, members)
         members.start()
         return None
@@ -195,12 +225,9 @@ class PushMembers:
 
 
 def setup(context: Context) -> list[Controller[str]]:
-    """One :class:`PushMembers` serves all three names; the first enabled one builds it."""
-    if getattr(context, "_push_members", None) is not None:
-        return []
+    """The member sets of Push clusters, with the parts the enabled names of :data:`NAMES` switch on."""
     clusters = context.informers.informer(CLUSTERS)
-    push = PushMembers(context, clusters)
-    context._push_members = push  # type: ignore[attr-defined]
+    push = PushMembers(context, clusters, Parts.of(context.options.controllers))
     push.controller.watches(clusters, lambda kind, obj, old: [obj["metadata"]["name"]])
     context.background.append(("push-members", push.run))
     return [push.controller]

@@ -1,8 +1,10 @@
 """Push mode end to end with the real programs and the real kubectl: member1
 joined in Push mode next to member2 registered in Pull mode, the README's
 static-weight example split 1:2 over both, the same status and health
-either way, a stopped member turning Ready=False with the not-ready taint
-and coming back, and unjoin cleaning up the control plane and the member."""
+either way, a member's killed localkube (the real program, with a data
+directory) turning Ready=False with the not-ready taint and, restarted,
+coming back with its join token still good, and unjoin cleaning up the
+control plane and the member."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from localkube.server import ServerConfig
+from localkube.process import LocalKubeProcess
 from localkube.simulation import SimulationConfig
 from tests.pullmode import PullMode, wait_for
 from tests.servers import Kubectl, ServerThread, start_server
@@ -135,47 +137,73 @@ def test_static_weight_over_a_push_and_a_pull_member(
     assert refused.returncode != 0 and "is in Pull mode" in refused.stderr
 
 
-def test_a_stopped_push_member_turns_not_ready_comes_back_and_can_be_unjoined_dead(
+def test_a_killed_push_member_turns_not_ready_comes_back_and_can_be_unjoined_dead(
     pull_mode: PullMode, workdir: Path
 ) -> None:
-    data = workdir / "member4-data"
-    member = ServerThread(ServerConfig(port=0, data_dir=data)).start()
-    port = int(member.url.rsplit(":", 1)[1])
-    running = True
+    """The real ``localkube serve`` with a data directory, killed and restarted on the same
+    port: the join token stored on the control plane still works (the member kept its
+    service-account key), what changed meanwhile is applied, nothing is lost."""
+    data, kubeconfig = workdir / "member4-data", workdir / "member4-admin.kubeconfig"
+    member = LocalKubeProcess(kubeconfig, data_dir=data, log=workdir / "member4.log")
+    port = int(member.start().rsplit(":", 1)[1])
     try:
-        pull_mode.add_member(member, "member4", "push")
+        in_member = Kubectl(kubeconfig, workdir / "cache")
+        pull_mode.plugin("join", "member4", "--cluster-kubeconfig", str(kubeconfig))
         wait_for(lambda: pull_mode.ready("member4") == "True", timeout=40, what="member4 Ready")
-        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(_namespace_policy("member4", ["shop", "late"])))
+        policy = _namespace_policy("member4", ["shop", "late"])
+        policy["spec"]["resourceSelectors"].append({"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"})
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(policy))
         pull_mode.admin("create", "namespace", "shop")
-        in_member = pull_mode.member_admin(member, "member4")
+        pull_mode.admin("create", "configmap", "settings", "--from-literal=level=1")
         wait_for(lambda: in_member("get", "ns", "shop", check=False).returncode == 0, what="shop in member4")
-        member.stop()
-        running = False
+        wait_for(lambda: _data(in_member, "settings") == {"level": "1"}, what="settings level=1 in member4")
+        secret = _json(pull_mode.admin, "get", "secret", "member4", "-n", "karmada-cluster") or {}
+
+        member.kill()
         wait_for(lambda: pull_mode.ready("member4") == "False", timeout=20, what="member4 not Ready")
         cluster = pull_mode.cluster("member4") or {}
         ready = next(c for c in cluster["status"]["conditions"] if c["type"] == "Ready")
         assert (ready["reason"], ready["message"]) == ("ClusterNotReachable", "cluster is not reachable")
-        wait_for(lambda: "cluster.karmada.io/not-ready" in pull_mode.taint_keys("member4"), what="the taint")
-        assert pull_mode.ready("member2") == "True", "the other members are not held up"
-        # a Work made while the member is away is applied when it is back; what was there stays
+        # the cluster controller's taint for scheduling (NoExecute ones come from ClusterTaintPolicies)
+        wait_for(lambda: ("cluster.karmada.io/not-ready", "NoSchedule") in _taints(pull_mode, "member4"), what="taint")
+        others = [c["metadata"]["name"] for c in (_json(pull_mode.admin, "get", "clusters") or {})["items"]]
+        assert all(pull_mode.ready(o) == "True" for o in others if o != "member4"), "the others are not held up"
+        # what changes while the member is away is applied when it is back
         pull_mode.admin("create", "namespace", "late")
-        member = ServerThread(ServerConfig(port=port, data_dir=data)).start()
-        running = True
+        pull_mode.admin("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"level":"2"}}')
+
+        member = LocalKubeProcess(kubeconfig, data_dir=data, port=port, log=workdir / "member4.log")
+        member.start()
         wait_for(lambda: pull_mode.ready("member4") == "True", timeout=40, what="member4 Ready again")
-        wait_for(lambda: "cluster.karmada.io/not-ready" not in pull_mode.taint_keys("member4"), what="untainted")
-        in_member = pull_mode.member_admin(member, "member4")
+        wait_for(lambda: not _taints(pull_mode, "member4"), what="member4 untainted")
         wait_for(lambda: in_member("get", "ns", "late", check=False).returncode == 0, what="late in member4")
+        wait_for(lambda: _data(in_member, "settings") == {"level": "2"}, what="settings level=2 in member4")
         assert in_member("get", "ns", "shop", check=False).returncode == 0
+        # with the credentials join stored, unchanged: the restarted member still accepts its token
+        after = _json(pull_mode.admin, "get", "secret", "member4", "-n", "karmada-cluster") or {}
+        assert after["metadata"]["resourceVersion"] == secret["metadata"]["resourceVersion"]
+        work = _json(pull_mode.admin, "get", "work", "-n", "karmada-es-member4") or {}
+        applied = [next(c for c in w["status"]["conditions"] if c["type"] == "Applied") for w in work["items"]]
+        assert {c["status"] for c in applied} == {"True"}, applied
+
         # gone for good: nobody can run the Works' finalizers, the control plane releases them
-        member.stop()
-        running = False
+        member.kill()
         wait_for(lambda: pull_mode.ready("member4") == "False", timeout=20, what="member4 not Ready")
         out = pull_mode.plugin("unjoin", "member4").stdout
         assert "cluster(member4) is unjoined successfully" in out
         assert pull_mode.cluster("member4") is None
     finally:
-        if running:
-            member.stop()
+        member.stop()
+        pull_mode.admin("delete", "configmap", "settings", "--ignore-not-found")
+
+
+def _data(kubectl: Kubectl, name: str) -> Any:
+    return (_json(kubectl, "get", "configmap", name) or {}).get("data")
+
+
+def _taints(pull_mode: PullMode, name: str) -> list[tuple[str, str]]:
+    cluster = pull_mode.cluster(name) or {}
+    return [(t["key"], t["effect"]) for t in (cluster.get("spec") or {}).get("taints") or []]
 
 
 def _namespace_policy(cluster: str, names: list[str]) -> dict[str, Any]:

@@ -1,10 +1,9 @@
 """The examples' sandboxes: one ``kubectl karmada local up`` per test module
 and member mode, in a home directory of the module's own (so
 ``~/.karmada-local`` in a README is the test's sandbox, and a user's real one
-is never touched). Every example runs with all members in pull mode, and with
-a mix (member1 joined in push mode, the others registered in pull mode), which
-exercises both modes side by side at two thirds of the cost of a third run with
-every member in push mode (tests/controlplane/test_push_mode.py covers that)."""
+is never touched). Every example runs three times: with all members in pull mode
+(an agent each), all in push mode (``--push-members 3``: the control plane works
+them, no agent), and mixed (member1 joined in push mode beside two pull members)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import pytest
 
 from tests.examples.sandbox import DEFAULT_DIR, LocalSandbox, sandbox_at
 
-MODES = {"pull": (), "mixed": ("--push-members", "1")}
+MODES = {"pull": (), "push": ("--push-members", "3"), "mixed": ("--push-members", "1")}
 
 
 @pytest.fixture(scope="module", params=list(MODES))

@@ -87,6 +87,14 @@ class LocalSandbox:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
         return str(result.stdout)
 
+    def present(self, cluster: str, refs: list[str], namespace: str = "default") -> list[str]:
+        """Which of ``refs`` (``kind/name``) exist in a member: one kubectl call for all of them."""
+        args = ["get", *refs, "-n", namespace, "-o", "name", "--ignore-not-found"]
+        result = self._kubectl("members.config", "--context", cluster, *args)
+        if result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} in {cluster} failed:\n{result.stderr}")
+        return result.stdout.split()
+
     def get(self, cluster: str | None, resource: str, name: str, namespace: str = "default") -> dict[str, Any] | None:
         """An object in a member (``cluster``) or on the control plane (None); None when it does not exist."""
         args = ["get", resource, name, "-n", namespace, "-o", "json", "--ignore-not-found"]

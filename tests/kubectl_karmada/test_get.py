@@ -1,6 +1,9 @@
 """``kubectl karmada get`` against a sandbox with the real kubectl: the CLUSTER and
 ADOPTION columns around kubectl's own columns, scopes, namespaces, selectors, every
-output format, rows read from Work status, watching, and the error exits."""
+output format, rows read from Work status, watching, and the error exits. member1 is
+joined in push mode (the others register with an agent), so without the members'
+kubeconfig it is read through the credentials of its Cluster, the others from their
+Work status."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from functools import partial
 import pytest
 import yaml
 
-from tests.examples.sandbox import LocalSandbox, sandbox_at, wait_until
+from tests.examples.sandbox import DEFAULT_DIR, LocalSandbox, sandbox_at, wait_until
 from tests.kubectl_karmada.inspection_helpers import members, ok, plugin, table
 from tests.programs import kubectl
 from tests.seeds import REPO_ROOT
@@ -25,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
     home = tmp_path_factory.mktemp("home")
-    for running in sandbox_at(home):
+    for running in sandbox_at(home, DEFAULT_DIR, "--push-members", "1"):
         listed = partial(ok, running, "get", "deploy", "nginx", "--all-clusters")
         running.karmada("apply", "-f", str(REPO_ROOT / "examples" / "static-weight"))
         wait_until(
@@ -73,7 +76,7 @@ def test_rows_from_work_status_say_so(sandbox: LocalSandbox, tmp_path: object) -
     rows = table(ok(sandbox, "get", "deploy", "--all-clusters", "--members-kubeconfig", str(empty)))
     assert rows[0] == ["NAME", "CLUSTER", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "SOURCE", "ADOPTION"]
     assert [(r[1], r[2], r[6], r[7]) for r in rows[1:]] == [
-        ("member1", "2/2", "work-status", "Y"),
+        ("member1", "2/2", "member", "Y"),  # push: its own API server, through its Cluster's Secret
         ("member2", "4/4", "work-status", "Y"),
     ]
     obj = json.loads(
@@ -165,6 +168,51 @@ def test_watch_streams_changes(sandbox: LocalSandbox) -> None:
         if watcher.stdout is not None:
             watcher.stdout.close()
         sandbox.karmada("scale", "deploy", "nginx", "--replicas=6")
+
+
+def test_a_joined_push_member_is_read_directly(sandbox: LocalSandbox) -> None:
+    """member1, joined by the sandbox in push mode, read as the control plane reaches it."""
+    cluster = json.loads(sandbox.karmada("get", "cluster", "member1", "-o", "json"))
+    assert cluster["spec"]["syncMode"] == "Push"
+    empty = sandbox.home / "no-members.config"
+    empty.write_text("{}\n")
+    # a member-only object: no Work reports it, so only a direct read can show it
+    members(sandbox, "member1", "create", "configmap", "only-in-member1", "--from-literal=k=v")
+    rows = table(
+        ok(sandbox, "get", "cm", "only-in-member1", "-C", "member1", "--members-kubeconfig", str(empty), "-o", "wide")
+    )
+    assert (rows[1][0], rows[1][1], rows[1][-2], rows[1][-1]) == ("only-in-member1", "member1", "member", "N")
+    obj = json.loads(
+        ok(sandbox, "get", "deploy", "nginx", "-C", "member1", "--members-kubeconfig", str(empty), "-o", "json")
+    )
+    annotations = obj["metadata"]["annotations"]
+    assert annotations["inspection.karmada-py.io/source"] == "member" and "uid" in obj["metadata"]
+    pods = partial(ok, sandbox, "get", "pods", "-l", "app=nginx", "--all-clusters", "--members-kubeconfig", str(empty))
+    # pods of pull members are not in their Work status; member1's own are (an earlier test scaled: let it settle)
+    wait_until(lambda: sorted(r[1] for r in table(pods())[1:]) == ["member1"] * 2, "member1's 2 pods", 45, last=pods)
+    # watched directly too: no SOURCE column (every row from a member), and a change no Work reports shows
+    command = [kubectl(), "karmada", "get", "deploy", "nginx", "-C", "member1", "-w"]
+    watcher = subprocess.Popen(
+        [*command, "--members-kubeconfig", str(empty)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=sandbox.env,
+    )
+    try:
+        assert watcher.stdout is not None
+        header = watcher.stdout.readline().split()
+        assert header[:3] == ["NAME", "CLUSTER", "READY"] and header[-1] == "ADOPTION" and "SOURCE" not in header
+        assert watcher.stdout.readline().split()[:3] == ["nginx", "member1", "2/2"]
+        members(sandbox, "member1", "annotate", "deploy", "nginx", "seen=yes")
+        line = watcher.stdout.readline().split()
+        assert line[:3] == ["nginx", "member1", "2/2"] and line[-1] == "Y"
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+        if watcher.stdout is not None:
+            watcher.stdout.close()
+        members(sandbox, "member1", "delete", "configmap", "only-in-member1")
 
 
 def test_push_cluster_read_through_its_secret(sandbox: LocalSandbox) -> None:
