@@ -1,9 +1,10 @@
-"""The examples' sandboxes: one ``kubectl karmada local up`` per test module
-and member mode, in a home directory of the module's own (so
-``~/.karmada-local`` in a README is the test's sandbox, and a user's real one
-is never touched). Every example runs three times: with all members in pull mode
-(an agent each), all in push mode (``--push-members 3``: the control plane works
-them, no agent), and mixed (member1 joined in push mode beside two pull members)."""
+"""The examples' sandboxes: one ``kubectl karmada local up`` per test module,
+in a home directory of the module's own (so ``~/.karmada-local`` in a README
+is the test's sandbox, and a user's real one is never touched). The module's
+``MODE`` says how its members join: all in pull mode (an agent each), all in
+push mode (``--push-members 3``: the control plane works them, no agent), or
+mixed (member1 joined in push mode beside two pull members). The same
+scenarios run in each mode (``scenarios.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.examples.sandbox import DEFAULT_DIR, LocalSandbox, sandbox_at
 MODES = {"pull": (), "push": ("--push-members", "3"), "mixed": ("--push-members", "1")}
 
 
-@pytest.fixture(scope="module", params=list(MODES))
+@pytest.fixture(scope="module")
 def sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
-    """The default sandbox of the README: members member1..member3, in the mode of the parameter."""
-    yield from sandbox_at(tmp_path_factory.mktemp("home"), DEFAULT_DIR, *MODES[request.param])
+    """The default sandbox of the README: members member1..member3, in the mode of the module's ``MODE``."""
+    yield from sandbox_at(tmp_path_factory.mktemp("home"), DEFAULT_DIR, *MODES[request.module.MODE])
