@@ -74,7 +74,7 @@ class AgentRunner:
     async def _credentials(
         self, member: KubeClient, stop: asyncio.Event
     ) -> tuple[ControlPlaneCredentials, ClusterConfig] | None:
-        backoff = Backoff(initial=1.0, maximum=30.0)
+        backoff = Backoff(initial=1.0, maximum=10.0)
         while not stop.is_set():
             try:
                 credentials = await ControlPlaneCredentials.load(
