@@ -219,7 +219,7 @@ async def wait(check: Any, timeout: float, what: str, process: subprocess.Popen[
             raise SystemExit(f"the agent process exited ({process.returncode}) while waiting for {what}")
         if time.monotonic() - started > timeout:
             raise SystemExit(f"timed out after {timeout:g}s waiting for {what}")
-        await asyncio.sleep(1)
+        await asyncio.sleep(3)  # listing 100 Clusters with their status costs the API server
     return time.monotonic() - started
 
 
