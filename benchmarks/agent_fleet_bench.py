@@ -372,7 +372,7 @@ def report(
     options: argparse.Namespace, before: Snapshot, after: Snapshot, code: int, profile: list[tuple[str, int]]
 ) -> dict[str, Any]:
     elapsed = after.when - before.when
-    agents = options.agents
+    agents: int = options.agents
     cpu = after.cpu - before.cpu
     load = os.getloadavg()
     print()
@@ -385,7 +385,7 @@ def report(
 
     def rates(name: str, later: Counter[tuple[str, str]], earlier: Counter[tuple[str, str]]) -> float:
         delta = {key: later[key] - earlier[key] for key in later if later[key] - earlier[key] > 0}
-        total = sum(delta.values()) / elapsed / agents
+        total = float(sum(delta.values())) / elapsed / agents
         print(f"  requests/s per agent to {name} (resource requests, by verb and resource): {total:.3f}")
         for (verb, resource), count in sorted(delta.items(), key=lambda item: -item[1]):
             print(f"    {verb:<6} {resource:<28} {count / elapsed / agents:.3f}")
