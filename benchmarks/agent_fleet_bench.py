@@ -312,7 +312,8 @@ async def run(options: argparse.Namespace, directory: Path) -> dict[str, Any]:
                 return (await asyncio.to_thread(fetch, f"http://127.0.0.1:{probe_port}/readyz"))[0] == 200
 
             await wait(readyz, 120, "the fleet's /readyz", agent)
-            terminate(controlplane)
+            # in a thread: this loop serves the control plane's API, which must not pause meanwhile
+            await asyncio.to_thread(terminate, controlplane)
             say(f"karmada-controlplane stopped; settling {options.settle:g}s")
             await asyncio.sleep(options.settle)
 
@@ -330,7 +331,7 @@ async def run(options: argparse.Namespace, directory: Path) -> dict[str, Any]:
                 await asyncio.gather(*(client.close() for client in clients))
             if agent.poll() is not None:
                 raise SystemExit(f"the agent process exited ({agent.returncode}) during the measurement")
-            code = terminate(agent)
+            code = await asyncio.to_thread(terminate, agent)
             return report(options, before, after, code, profile)
     finally:
         for process in reversed(processes):
