@@ -313,6 +313,9 @@ class LocalKube:
             response = self._status_response(error, request)
         except web.HTTPRequestEntityTooLarge:  # aiohttp's own read limit
             response = self._status_response(too_large(f"Request entity too large: limit is {MAX_BODY}"))
+        except ConnectionResetError:  # the client hung up mid-answer (a watch it closed): no bug, no one to answer
+            log.debug("%s %s: the client went away", request.method, request.path)
+            response = web.Response(status=499)
         except Exception as exc:  # a bug must not take the server down, nor its text reach the client
             request_id = new_request_id()
             response = self._status_response(internal_error(exc, request_id, request.method, request.path, log))

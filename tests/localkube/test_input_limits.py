@@ -20,7 +20,7 @@ import yaml
 
 from localkube.decoding import MAX_BODY_BYTES, MAX_DEPTH
 from localkube.internal_errors import internal_error
-from tests.servers import Raw, start_server
+from tests.servers import Raw, ServerThread, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK_CRD = ROOT / "manifests" / "crds" / "work.karmada.io_works.yaml"
@@ -389,3 +389,19 @@ def test_internal_errors_answer_generically_and_log_one_line(caplog: pytest.LogC
     first, *repeats = (r.getMessage() for r in records)
     assert "Traceback" in first and len(first) < 8_000, "the first sighting shows where, not 200 frames"
     assert all("\n" not in message and "KeyError" in message for message in repeats)
+
+
+async def test_a_client_that_hung_up_is_no_internal_error(
+    localkube: ServerThread, raw: Raw, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # aiohttp raises this when the answer is written to a connection the client closed (a watch it left)
+    async def hung_up(request: object) -> None:
+        raise aiohttp.ClientConnectionResetError("Cannot write to closing transport")
+
+    monkeypatch.setattr(localkube.server, "_dispatch", hung_up)
+    caplog.set_level(logging.DEBUG, logger="localkube")
+    status, _, _ = await raw.request("GET", "/api/v1/namespaces")
+    assert status == 499
+    messages = [r.getMessage() for r in caplog.records if r.name == "localkube"]
+    assert not any("internal error" in m for m in messages), messages
+    assert any("the client went away" in m for m in messages), messages
