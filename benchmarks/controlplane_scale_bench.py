@@ -115,8 +115,9 @@ def free_port() -> int:
 
 
 def start_program(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    # run in the log's directory: ``-m`` imports the interpreter's installed code, not the caller's
     with open(log, "wb") as out:
-        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=log.parent)
 
 
 def stop_program(process: subprocess.Popen[bytes]) -> None:
@@ -143,11 +144,15 @@ async def wait_for_line(log: Path, marker: str, process: subprocess.Popen[bytes]
 
 async def wait_until(check: Callable[[], Awaitable[bool]], timeout: float, what: str, interval: float = 0.5) -> float:
     began = time.monotonic()
-    while not await check():
+    while True:
+        try:
+            if await check():
+                return time.monotonic()
+        except (KubeError, aiohttp.ClientError, TimeoutError) as exc:  # a busy server: look again
+            print(f"# waiting for {what}: {exc}", flush=True)
         if time.monotonic() - began > timeout:
             raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
         await asyncio.sleep(interval)
-    return time.monotonic()
 
 
 # -- what an agent would have written ------------------------------------------------------
@@ -236,8 +241,9 @@ class Agents:
     def __init__(self, client: KubeClient) -> None:
         self.client = client
         self.leases: dict[str, dict[str, Any]] = {}
-        self.renewals = 0  # PUTs sent, subtracted from the API server's counts
+        self.renewals = 0  # PUTs answered, subtracted from the API server's counts
         self.failures = 0
+        self.skipped = 0  # renewals not sent because the previous one of the Lease was still out
 
     async def create(self, name: str, uid: str) -> None:
         self.leases[name] = await self.client.create(LEASES, lease_object(name, uid), LEASE_NAMESPACE)
@@ -247,16 +253,21 @@ class Agents:
         lease["spec"]["renewTime"] = format_micro_time(utcnow())
         try:
             self.leases[name] = await self.client.update(LEASES, lease, LEASE_NAMESPACE)
-        except KubeError:
+        except KubeError as exc:
+            if exc.status == 0:
+                raise  # not answered: maybe not counted by the server either
+            self.renewals += 1
             self.failures += 1
             self.leases[name] = await self.client.get(LEASES, name, LEASE_NAMESPACE)
-        finally:
+        else:
             self.renewals += 1  # counted once answered, as the API server counts it
 
     async def run(self) -> None:
+        """Each Lease renewed every interval, the next renewal of a Lease only once its last one
+        answered (an agent renews in one loop), so a slow API server is not flooded."""
         names = sorted(self.leases)
         gap = RENEW_INTERVAL / max(1, len(names))
-        pending: set[asyncio.Task[None]] = set()
+        pending: dict[str, asyncio.Task[None]] = {}
         try:
             while True:
                 round_start = time.monotonic()
@@ -264,16 +275,24 @@ class Agents:
                     delay = round_start + i * gap - time.monotonic()
                     if delay > 0:
                         await asyncio.sleep(delay)
-                    task = asyncio.create_task(self.renew(name))
-                    pending.add(task)
-                    task.add_done_callback(pending.discard)
+                    if name in pending:
+                        self.skipped += 1
+                        continue
+                    task = pending[name] = asyncio.create_task(self._renew_quietly(name))
+                    task.add_done_callback(lambda _, name=name: pending.pop(name, None))
                 rest = round_start + RENEW_INTERVAL - time.monotonic()
                 if rest > 0:
                     await asyncio.sleep(rest)
         finally:
-            for task in list(pending):
+            for task in list(pending.values()):
                 task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+            await asyncio.gather(*pending.values(), return_exceptions=True)
+
+    async def _renew_quietly(self, name: str) -> None:
+        try:
+            await self.renew(name)
+        except (KubeError, aiohttp.ClientError, TimeoutError):
+            self.failures += 1
 
 
 # -- metrics ----------------------------------------------------------------------------
@@ -397,6 +416,7 @@ class Watcher:
     was first Scheduled (monotonic), and how many Works exist."""
 
     def __init__(self, client: KubeClient) -> None:
+        self.clusters = Informer(client, CLUSTERS, label_selector="bench=true")
         self.bindings = Informer(client, RESOURCE_BINDINGS)
         self.works = Informer(client, WORKS)
         self.appeared: dict[str, float] = {}
@@ -414,14 +434,17 @@ class Watcher:
             self.targets[name] = len((obj.get("spec") or {}).get("clusters") or [])
 
     async def start(self) -> None:
-        self.bindings.start()
-        self.works.start()
-        await self.bindings.wait_synced(120)
-        await self.works.wait_synced(120)
+        for informer in (self.clusters, self.bindings, self.works):
+            informer.start()
+        for informer in (self.clusters, self.bindings, self.works):
+            await informer.wait_synced(300)
 
     async def stop(self) -> None:
-        await self.bindings.stop()
-        await self.works.stop()
+        for informer in (self.clusters, self.bindings, self.works):
+            await informer.stop()
+
+    def accepted(self) -> int:
+        return sum(FINALIZER in (c["metadata"].get("finalizers") or []) for c in self.clusters.items())
 
     def works_with(self, prefix: str) -> int:
         return sum(1 for w in self.works.items() if w["metadata"]["name"].startswith(prefix))
@@ -507,14 +530,17 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
     watcher: Watcher | None = None
     try:
         await wait_for_line(server_log, MARKER, server, 60)
-        async with KubeClient(from_kubeconfig(kubeconfig)) as client:
+        # the agents' renewals on their own connections, so the harness's reads do not queue behind them
+        async with KubeClient(from_kubeconfig(kubeconfig)) as client, KubeClient(
+            from_kubeconfig(kubeconfig)
+        ) as lease_client:
             version = await kubernetes_version(client)
             enablements, _ = await api_enablements(client)  # a plain member's, before Karmada's CRDs
             await init(client, InitOptions(), lambda _: None)
             say(f"[{size}] karmada installed")
 
             began = time.monotonic()
-            agents = Agents(client)
+            agents = Agents(lease_client)
             gate = asyncio.Semaphore(CONCURRENCY)
 
             async def add(index: int) -> None:
@@ -529,6 +555,8 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             results["create_clusters_s"] = time.monotonic() - began
             say(f"[{size}] {size} clusters created in {results['create_clusters_s']:.1f}s")
             tasks.append(asyncio.create_task(agents.run()))
+            watcher = Watcher(client)
+            await watcher.start()
 
             metrics_port = free_port()
             metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
@@ -536,7 +564,7 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             started = time.monotonic()
             controller = start_program(
                 [
-                    sys.executable,
+                    options.controller_python,
                     "-m",
                     "controlplane",
                     f"--kubeconfig={kubeconfig}",
@@ -548,8 +576,7 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             pid = controller.pid
 
             async def settled() -> bool:
-                listed = await client.list(CLUSTERS, labelSelector="bench=true")
-                if sum(FINALIZER in (c["metadata"].get("finalizers") or []) for c in listed["items"]) < size:
+                if watcher is None or watcher.accepted() < size:
                     return False
                 try:
                     text = await controller_metrics(session, metrics_url)
@@ -583,9 +610,6 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             results["idle_requests"] = {f"{v} {r}{'/' + s if s else ''}": n for (v, r, s), n in requests.items()}
             results["lease_renewals_per_s"] = renewed / options.idle
             say(f"[{size}] idle: {results['idle_cpu_s']:.2f} CPU s, {results['idle_rss_mib']:.0f} MiB, {requests}")
-
-            watcher = Watcher(client)
-            await watcher.start()
 
             # (a) Duplicated to every cluster
             profiler = Profiler(options.profile, pid, f"{size}-duplicated")
@@ -658,6 +682,7 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             results.update(_scheduler_quantiles(metrics_before, metrics_after))
             results["rss_mib_peak"] = rss_mib(pid, "VmHWM")
             results["lease_failures"] = agents.failures
+            results["lease_skipped"] = agents.skipped
             say(f"[{size}] (b) {results}")
     finally:
         for task in tasks:
@@ -773,6 +798,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds any one wait may take (1200)")
     parser.add_argument("--profile", type=Path, default=None, help="py-spy record the controller per phase into DIR")
     parser.add_argument("--top", type=Path, default=None, help="print the top functions of a --profile file and exit")
+    parser.add_argument(
+        "--controller-python",
+        default=sys.executable,
+        help="the interpreter that runs karmada-controlplane (another checkout's, to compare; this one's)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     options = parser.parse_args(argv)
     if options.top is not None:
