@@ -6,8 +6,9 @@ access objects. On deletion it removes the execution namespace (stripping
 Work finalizers first when the cluster is not Ready: no one can run them), waits until no
 binding targets the cluster, removes the agent's access, then the finalizer.
 
-Runs as one worker fed by the Cluster informer; every reconcile reads the
-cache and is idempotent, so a restart simply reconciles everything again.
+Runs ``--concurrent-cluster-syncs`` workers (5) fed by the Cluster informer (a
+key is never in two workers at once); every reconcile reads the cache and is
+idempotent, so a restart simply reconciles everything again.
 """
 
 from __future__ import annotations
@@ -236,7 +237,11 @@ def setup(context: Context) -> list[Controller[str]]:
     controller = ClusterController(
         context.client, clusters, namespaces, context.recorder, cleanup_check_interval=options.cleanup_check_interval
     )
-    reconciler: Controller[str] = Controller("cluster", controller.reconcile)
+    # Karmada's --concurrent-cluster-syncs: each reconcile waits on several API calls, and a
+    # thousand clusters accepted one at a time take minutes
+    reconciler: Controller[str] = Controller(
+        "cluster", controller.reconcile, workers=max(1, options.concurrent_cluster_syncs)
+    )
     reconciler.watches(clusters, lambda kind, obj, old: [obj["metadata"]["name"]])
 
     def owner_of_deleted_namespace(kind: str, obj: Obj, old: Obj | None) -> list[str]:

@@ -52,6 +52,7 @@ class Options:
     cluster_success_threshold: float = 30.0
     cluster_failure_threshold: float = 30.0
     concurrent_work_syncs: int = 5
+    concurrent_cluster_syncs: int = 5
     scheduler_name: str = "default-scheduler"
     enable_empty_workload_propagation: bool = False
     # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
@@ -130,6 +131,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-lease-renew-interval-fraction", type=float, default=0.25, metavar="F", help="(0.25)")
     parser.add_argument(
         "--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Push clusters' Leases"
+    )
+    parser.add_argument(
+        "--concurrent-cluster-syncs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="Clusters synced at once by the cluster controller (5)",
     )
     parser.add_argument(
         "--concurrent-work-syncs",
