@@ -95,8 +95,14 @@ class ClusterController:
     async def _sync_spec(self, cluster: Obj) -> None:
         """One update for the canonical spec, readiness taints and the finalizer."""
         now = now_time()
-        updated = copy.deepcopy(cluster)
-        spec = updated.setdefault("spec", {})
+        # only metadata and spec are written (a PUT of the Cluster ignores its status), so
+        # only they are copied: the status (API enablements, summaries) is the bulk of a Cluster
+        updated = {
+            **cluster,
+            "metadata": copy.deepcopy(cluster["metadata"]),
+            "spec": copy.deepcopy(cluster.get("spec") or {}),
+        }
+        spec = updated["spec"]
         finalizers = updated["metadata"].setdefault("finalizers", [])
         changed = mutate(spec, now)
         if CLUSTER_CONTROLLER_FINALIZER not in finalizers:
