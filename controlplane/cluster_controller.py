@@ -237,7 +237,7 @@ async def _delete_quietly(client: KubeClient, resource: Any, name: str, namespac
 def setup(context: Context) -> list[Controller[str]]:
     """The cluster controller and the pull clusters' health monitor."""
     informers, options = context.informers, context.options
-    clusters = informers.informer(CLUSTERS, resync_period=60)
+    clusters = informers.informer(CLUSTERS)
     namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
     leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
     controller = ClusterController(

@@ -44,6 +44,7 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    resync_period: float = 0.0  # Karmada's --resync-period: 0, the shared caches never replay
     # Push clusters' status and heartbeat (karmada-controller-manager's flags of these names)
     cluster_namespace: str = "karmada-cluster"
     cluster_status_update_frequency: float = 10.0
@@ -121,6 +122,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cluster-monitor-grace-period", "40s"),
         ("--cluster-startup-grace-period", "60s"),
         ("--cleanup-check-interval", "10s"),
+        ("--resync-period", "0s"),
         ("--graceful-eviction-timeout", "10m"),
         ("--cluster-status-update-frequency", "10s"),
         ("--cluster-lease-duration", "40s"),
