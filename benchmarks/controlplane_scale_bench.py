@@ -51,6 +51,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import itertools
 import os
 import random
 import re
@@ -225,7 +227,9 @@ def lease_object(name: str, uid: str) -> dict[str, Any]:
             "name": name,
             "namespace": LEASE_NAMESPACE,
             "labels": {"karmada.io/system": "true", "cluster.karmada.io/cluster-name": name},
-            "ownerReferences": [{"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "name": name, "uid": uid}],
+            "ownerReferences": [
+                {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "name": name, "uid": uid}
+            ],
         },
         "spec": {
             "holderIdentity": name,
@@ -279,7 +283,7 @@ class Agents:
                         self.skipped += 1
                         continue
                     task = pending[name] = asyncio.create_task(self._renew_quietly(name))
-                    task.add_done_callback(lambda _, name=name: pending.pop(name, None))
+                    task.add_done_callback(functools.partial(_forget, pending, name))
                 rest = round_start + RENEW_INTERVAL - time.monotonic()
                 if rest > 0:
                     await asyncio.sleep(rest)
@@ -293,6 +297,10 @@ class Agents:
             await self.renew(name)
         except (KubeError, aiohttp.ClientError, TimeoutError):
             self.failures += 1
+
+
+def _forget(pending: dict[str, asyncio.Task[None]], name: str, _: asyncio.Task[None]) -> None:
+    pending.pop(name, None)
 
 
 # -- metrics ----------------------------------------------------------------------------
@@ -531,9 +539,10 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
     try:
         await wait_for_line(server_log, MARKER, server, 60)
         # the agents' renewals on their own connections, so the harness's reads do not queue behind them
-        async with KubeClient(from_kubeconfig(kubeconfig)) as client, KubeClient(
-            from_kubeconfig(kubeconfig)
-        ) as lease_client:
+        async with (
+            KubeClient(from_kubeconfig(kubeconfig)) as client,
+            KubeClient(from_kubeconfig(kubeconfig)) as lease_client,
+        ):
             version = await kubernetes_version(client)
             enablements, _ = await api_enablements(client)  # a plain member's, before Karmada's CRDs
             await init(client, InitOptions(), lambda _: None)
@@ -618,7 +627,7 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             began = time.monotonic()
             for i in range(options.duplicated):
                 await client.create(DEPLOYMENTS, deployment(f"dup-{i}", "dup", 2), NAMESPACE)
-            wanted_a = options.duplicated * size
+            wanted_a = int(options.duplicated) * size
 
             async def works_a() -> bool:
                 return watcher is not None and watcher.works_with("dup-") >= wanted_a
@@ -764,13 +773,13 @@ def table(all_results: list[dict[str, Any]]) -> str:
             if not per_cluster or key in ("a_works", "lease_renewals_per_s"):
                 continue
             factors = []
-            for small, large in zip(all_results, all_results[1:], strict=False):
+            for small, large in itertools.pairwise(all_results):
                 if key not in small or key not in large or not small[key]:
                     factors.append("-")
                     continue
                 ratio = (large[key] / large["clusters"]) / (small[key] / small["clusters"])
                 factors.append(f"{ratio:.2f}")
-            pairs = "".join(f"{f'{a}->{b}':>12}" for a, b in zip(sizes, sizes[1:], strict=False))
+            pairs = "".join(f"{f'{a}->{b}':>12}" for a, b in itertools.pairwise(sizes))
             lines.append(f"{label:<{width}}" + "".join(f"{f:>12}" for f in factors) + f"   ({pairs.strip()})")
     return "\n".join(lines)
 

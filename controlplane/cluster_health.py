@@ -30,7 +30,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
 from karmada.clusters.conditions import find
 from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS
