@@ -38,8 +38,8 @@ tasks of the same event loop, keep the cluster->binding index and enqueue
 keys. Cluster snapshots are rebuilt only when a Cluster's resourceVersion
 changes, and the sorted list of them every binding is scheduled against only
 when the Cluster cache changed (``Informer.changes``), so a burst of bindings
-over a thousand clusters does not walk the cache once per binding. Keys are ``(namespace, name)``, namespace ``""`` for a
-ClusterResourceBinding. Everything is level-triggered: after a restart the
+over a thousand clusters does not walk the cache once per binding. Keys are
+``(namespace, name)``, namespace ``""`` for a ClusterResourceBinding. Everything is level-triggered: after a restart the
 initial list enqueues every binding and the dequeue checks decide again.
 """
 
