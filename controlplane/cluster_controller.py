@@ -6,8 +6,9 @@ access objects. On deletion it removes the execution namespace (stripping
 Work finalizers first when the cluster is not Ready: no one can run them), waits until no
 binding targets the cluster, removes the agent's access, then the finalizer.
 
-Runs as one worker fed by the Cluster informer; every reconcile reads the
-cache and is idempotent, so a restart simply reconciles everything again.
+Runs ``--concurrent-cluster-syncs`` workers (5) fed by the Cluster informer (a
+key is never in two workers at once); every reconcile reads the cache and is
+idempotent, so a restart simply reconciles everything again.
 """
 
 from __future__ import annotations
@@ -94,8 +95,14 @@ class ClusterController:
     async def _sync_spec(self, cluster: Obj) -> None:
         """One update for the canonical spec, readiness taints and the finalizer."""
         now = now_time()
-        updated = copy.deepcopy(cluster)
-        spec = updated.setdefault("spec", {})
+        # only metadata and spec are written (a PUT of the Cluster ignores its status), so
+        # only they are copied: the status (API enablements, summaries) is the bulk of a Cluster
+        updated = {
+            **cluster,
+            "metadata": copy.deepcopy(cluster["metadata"]),
+            "spec": copy.deepcopy(cluster.get("spec") or {}),
+        }
+        spec = updated["spec"]
         finalizers = updated["metadata"].setdefault("finalizers", [])
         changed = mutate(spec, now)
         if CLUSTER_CONTROLLER_FINALIZER not in finalizers:
@@ -230,13 +237,17 @@ async def _delete_quietly(client: KubeClient, resource: Any, name: str, namespac
 def setup(context: Context) -> list[Controller[str]]:
     """The cluster controller and the pull clusters' health monitor."""
     informers, options = context.informers, context.options
-    clusters = informers.informer(CLUSTERS, resync_period=60)
+    clusters = informers.informer(CLUSTERS)
     namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
     leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
     controller = ClusterController(
         context.client, clusters, namespaces, context.recorder, cleanup_check_interval=options.cleanup_check_interval
     )
-    reconciler: Controller[str] = Controller("cluster", controller.reconcile)
+    # Karmada's --concurrent-cluster-syncs: each reconcile waits on several API calls, and a
+    # thousand clusters accepted one at a time take minutes
+    reconciler: Controller[str] = Controller(
+        "cluster", controller.reconcile, workers=max(1, options.concurrent_cluster_syncs)
+    )
     reconciler.watches(clusters, lambda kind, obj, old: [obj["metadata"]["name"]])
 
     def owner_of_deleted_namespace(kind: str, obj: Obj, old: Obj | None) -> list[str]:

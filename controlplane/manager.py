@@ -77,7 +77,7 @@ class ControlPlane:
         """Run the enabled controllers until cancelled."""
         context = Context(
             self.client,
-            InformerFactory(self.client),
+            InformerFactory(self.client, self.options.resync_period),
             EventRecorder(self.client, "karmada-controlplane"),
             self.options,
         )

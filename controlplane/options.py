@@ -44,6 +44,7 @@ class Options:
     cluster_monitor_grace_period: float = 40.0
     cluster_startup_grace_period: float = 60.0
     cleanup_check_interval: float = 10.0
+    resync_period: float = 0.0  # Karmada's --resync-period: 0, the shared caches never replay
     # Push clusters' status and heartbeat (karmada-controller-manager's flags of these names)
     cluster_namespace: str = "karmada-cluster"
     cluster_status_update_frequency: float = 10.0
@@ -52,6 +53,7 @@ class Options:
     cluster_success_threshold: float = 30.0
     cluster_failure_threshold: float = 30.0
     concurrent_work_syncs: int = 5
+    concurrent_cluster_syncs: int = 5
     scheduler_name: str = "default-scheduler"
     enable_empty_workload_propagation: bool = False
     # regexes (anchored) of namespaces never propagated, on top of Karmada's reserved ones
@@ -120,6 +122,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         ("--cluster-monitor-grace-period", "40s"),
         ("--cluster-startup-grace-period", "60s"),
         ("--cleanup-check-interval", "10s"),
+        ("--resync-period", "0s"),
         ("--graceful-eviction-timeout", "10m"),
         ("--cluster-status-update-frequency", "10s"),
         ("--cluster-lease-duration", "40s"),
@@ -130,6 +133,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-lease-renew-interval-fraction", type=float, default=0.25, metavar="F", help="(0.25)")
     parser.add_argument(
         "--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Push clusters' Leases"
+    )
+    parser.add_argument(
+        "--concurrent-cluster-syncs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="Clusters synced at once by the cluster controller (5)",
     )
     parser.add_argument(
         "--concurrent-work-syncs",

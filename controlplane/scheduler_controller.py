@@ -36,8 +36,10 @@ Concurrency: one worker task (Karmada's scheduler runs one too) fed by the
 binding and Cluster informers; their handlers, which run on the informer
 tasks of the same event loop, keep the cluster->binding index and enqueue
 keys. Cluster snapshots are rebuilt only when a Cluster's resourceVersion
-changes. Keys are ``(namespace, name)``, namespace ``""`` for a
-ClusterResourceBinding. Everything is level-triggered: after a restart the
+changes, and the sorted list of them every binding is scheduled against only
+when the Cluster cache changed (``Informer.changes``), so a burst of bindings
+over a thousand clusters does not walk the cache once per binding. Keys are
+``(namespace, name)``, namespace ``""`` for a ClusterResourceBinding. Everything is level-triggered: after a restart the
 initial list enqueues every binding and the dequeue checks decide again.
 """
 
@@ -145,6 +147,9 @@ class SchedulerController:
         self.enable_empty_workload_propagation = enable_empty_workload_propagation
         self.index: BindingIndex[Key] = BindingIndex()
         self._snapshots: dict[str, tuple[str, ClusterSnapshot]] = {}  # name -> (resourceVersion, snapshot)
+        # every cluster's snapshot by name, and the clusters being deleted, as of the cache's
+        # ``changes`` count: rebuilt when a Cluster changed, not for every binding
+        self._ordered: tuple[int, list[ClusterSnapshot], frozenset[str]] | None = None
         self._failures: dict[Key, int] = {}  # retryable failures in a row, for the backoff
 
     # -- caches ----------------------------------------------------------------
@@ -167,14 +172,29 @@ class SchedulerController:
         return snap
 
     def cluster_snapshots(self) -> list[ClusterSnapshot]:
-        """Every cached Cluster's snapshot; a Cluster that does not parse is left out (and logged)."""
+        """Every cached Cluster's snapshot, by name; a Cluster that does not parse is left out
+        (and logged once per version). The list is shared: callers must not change it."""
+        return self._current()[1]
+
+    def deleting_clusters(self) -> frozenset[str]:
+        return self._current()[2]
+
+    def _current(self) -> tuple[int, list[ClusterSnapshot], frozenset[str]]:
+        changes = self.clusters.changes
+        if self._ordered is not None and self._ordered[0] == changes:
+            return self._ordered
         snapshots = []
         for obj in self.clusters.items():
             try:
                 snapshots.append(self.snapshot(obj))
             except APIValidationError as exc:
                 log.warning("cluster %s is not valid, not considered: %s", obj["metadata"].get("name"), exc)
-        return snapshots
+        snapshots.sort(key=lambda s: s.name)
+        present = {s.name for s in snapshots}
+        for gone in [name for name in self._snapshots if name not in present]:
+            del self._snapshots[gone]  # deleted (or no longer valid) clusters
+        self._ordered = (changes, snapshots, frozenset(s.name for s in snapshots if s.deleting))
+        return self._ordered
 
     # -- event handlers (informer tasks) ------------------------------------------
     def on_binding(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:
@@ -237,7 +257,7 @@ class SchedulerController:
             await self._record(obj, spec, None, f"failed to get placement from {what}")
             return None
         snapshots = self.cluster_snapshots()
-        deleting = frozenset(s.name for s in snapshots if s.deleting)
+        deleting = self.deleting_clusters()
         annotations = obj["metadata"].get("annotations") or {}
         placement = (obj.get("spec") or {}).get("placement")
         reason = schedule_reason(placement, annotations.get(APPLIED_PLACEMENT_ANNOTATION), spec, status, deleting)

@@ -82,6 +82,10 @@ class Informer:
         self.failures = 0
         """Failed lists and watches in a row (0 while all is well)."""
         self._applied = 0
+        self.changes = 0
+        """Counts every change of what :meth:`get` and :meth:`items` return (an event, a list,
+        a stored write), so a reader can keep something derived from the whole cache and
+        rebuild it only when this moved."""
         # objects this process wrote (``store``) that the watch has not delivered yet: read
         # in place of the cached copy, but kept apart so that the watch event, when it
         # comes, reaches every handler with the previous object it really replaces
@@ -120,6 +124,7 @@ class Informer:
             if new_rv is None or old_rv is None or new_rv < old_rv:
                 return
         self._written[key] = self.transform(obj)
+        self.changes += 1
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)
@@ -176,6 +181,7 @@ class Informer:
             if key not in fresh:
                 self._emit("DELETED", old, old)
         self._cache = fresh
+        self.changes += 1
         self.resource_version = listing["metadata"]["resourceVersion"]
         listed = _version(self.resource_version)
         for key, written in list(self._written.items()):
@@ -211,6 +217,7 @@ class Informer:
             self._cache.pop(key, None)
         else:
             self._cache[key] = obj
+        self.changes += 1
         self.resource_version = obj["metadata"].get("resourceVersion", self.resource_version)
         self._forget_written(key, obj, deleted=kind == "DELETED")
         self._emit(kind, obj, old)

@@ -20,8 +20,10 @@ Key = tuple[str, str, str, str | None, str]
 class InformerFactory:
     """Hands out shared informers and starts and stops them together."""
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, resync_period: float = 0.0) -> None:
         self.client = client
+        # the base resync period (Karmada's --resync-period) of a cache asked for without one
+        self.resync_period = resync_period
         self._informers: dict[Key, Informer] = {}
         self._users: dict[Key, int] = {}  # how many times each cache was asked for and not released
         self._started = False
@@ -40,6 +42,7 @@ class InformerFactory:
         resyncs at the shorter one (a running cache keeps the period it started with).
         """
         key = (resource.group, resource.version, resource.plural, namespace, label_selector)
+        resync_period = resync_period or self.resync_period
         self._users[key] = self._users.get(key, 0) + 1
         found = self._informers.get(key)
         if found is None:

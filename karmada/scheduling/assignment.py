@@ -159,11 +159,10 @@ def assign_replicas(
         uid=spec.resource.uid or "",
     )
     if state.strategy == DUPLICATED:
-        result = [TargetCluster(name=c.name, replicas=spec.replicas or 0) for c in candidates]
-    elif state.strategy == STATIC_WEIGHT:
-        result = _static_weight(state)
-    else:
-        result = _dynamic(state)
+        # built once (not again below): a Duplicated binding over a thousand clusters is scheduled often
+        replicas = spec.replicas or 0
+        return [TargetCluster(name=c.name, replicas=replicas) for c in candidates] if replicas > 0 else []
+    result = _static_weight(state) if state.strategy == STATIC_WEIGHT else _dynamic(state)
     return [TargetCluster(name=c.name, replicas=c.replicas) for c in result if (c.replicas or 0) > 0]
 
 

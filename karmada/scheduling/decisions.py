@@ -92,21 +92,24 @@ def encode_decisions(
     max_bytes: int = MAX_BYTES,
 ) -> str:
     """The annotation value for one run (``outcome`` is the Scheduled condition's reason)."""
-    entries = [_entry(d) for d in sorted(decisions.values(), key=_order)]
+    ordered = sorted(decisions.values(), key=_order)
+    # only the entries that can be kept are built: a binding over a thousand clusters keeps 100
+    entries = [_entry(d) for d in ordered[:max_clusters]]
+    total = len(ordered)
     document: dict[str, Any] = {"v": FORMAT_VERSION, "generation": generation}
     if affinity_name:
         document["affinityName"] = affinity_name
     document["outcome"] = outcome
     if term_failures:
         document["termFailures"] = [{"term": term, "error": error} for term, error in term_failures]
-    kept = entries[:max_clusters]
+    kept = entries
     document["clusters"] = kept
-    document["truncated"] = len(entries) - len(kept)
+    document["truncated"] = total - len(kept)
     text = _dump(document)
     if len(text.encode()) <= max_bytes:
         return text
     # too large: keep the longest prefix that fits (sizes add up, so measure, don't guess)
-    base = len(_dump({**document, "clusters": [], "truncated": len(entries)}).encode())
+    base = len(_dump({**document, "clusters": [], "truncated": total}).encode())
     budget, count = max_bytes - base, 0
     for entry in kept:
         size = len(_dump(entry).encode()) + 1  # the comma
@@ -115,7 +118,7 @@ def encode_decisions(
         budget -= size
         count += 1
     document["clusters"] = kept[:count]
-    document["truncated"] = len(entries) - count
+    document["truncated"] = total - count
     return _dump(document)
 
 

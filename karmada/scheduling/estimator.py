@@ -9,6 +9,8 @@ up). Node constraints are not considered (that needs a per-node estimator).
 
 from __future__ import annotations
 
+import functools
+
 from karmada import quantity
 from karmada.api.binding import ReplicaRequirements
 from karmada.api.cluster import Cluster
@@ -16,6 +18,9 @@ from karmada.scheduling.snapshot import ClusterSnapshot
 
 MAX_INT32 = 2**31 - 1
 _MILLI = quantity.NANO // 1000
+
+# a decision estimates every cluster for the same few request strings: parse each once
+_nano_value = functools.lru_cache(maxsize=1024, typed=True)(quantity.nano_value)
 
 
 def general_estimate(snapshot: ClusterSnapshot, requirements: ReplicaRequirements | None) -> int:
@@ -28,7 +33,7 @@ def general_estimate(snapshot: ClusterSnapshot, requirements: ReplicaRequirement
         return 0
     best = pods
     for name, requested in ((requirements.resource_request if requirements else None) or {}).items():
-        wanted = quantity.nano_value(requested)
+        wanted = _nano_value(requested)
         if wanted <= 0:
             continue
         if name not in free:

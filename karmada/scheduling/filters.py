@@ -73,11 +73,9 @@ def api_enablement(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
 
 def taint_toleration(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """No untolerated NoSchedule/NoExecute taint (unless already scheduled)."""
-    if snap.name in ctx.scheduled or not snap.cluster.spec.taints:
+    if not snap.taints or snap.name in ctx.scheduled:
         return None
-    taint = find_untolerated_taint(
-        snap.cluster.spec.taints or [], ctx.placement.cluster_tolerations or [], ("NoSchedule", "NoExecute")
-    )
+    taint = find_untolerated_taint(snap.taints, ctx.placement.cluster_tolerations or [], ("NoSchedule", "NoExecute"))
     if taint is None:
         return None
     return f"cluster(s) had untolerated taint {{{describe_taint(taint)}}}"
@@ -109,14 +107,13 @@ def cluster_affinity(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
 
 def spread_constraint(ctx: FilterContext, snap: ClusterSnapshot) -> str | None:
     """A provider/region/zone spread constraint needs the cluster to have that field."""
-    cluster = snap.cluster
     for constraint in ctx.placement.spread_constraints or []:
         field = constraint.spread_by_field
-        if field == "provider" and not cluster.spec.provider:
+        if field == "provider" and not snap.provider:
             return "cluster(s) did not have provider property"
-        if field == "region" and not cluster.spec.region:
+        if field == "region" and not snap.region:
             return "cluster(s) did not have region property"
-        if field == "zone" and not cluster_zones(cluster):
+        if field == "zone" and not snap.zones:
             return "cluster(s) did not have zones property"
     return None
 

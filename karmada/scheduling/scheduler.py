@@ -112,6 +112,13 @@ def _static_weight(cluster: Cluster, placement: Placement) -> int | None:
     return max((r.weight for r in wp.static_weight_list if cluster_matches(cluster, r.target_cluster)), default=0)
 
 
+def _has_static_weights(placement: Placement) -> bool:
+    """Whether :func:`_static_weight` can give anything but None for this placement."""
+    rs = placement.replica_scheduling
+    wp = rs.weight_preference if rs is not None else None
+    return strategy_of(placement) == STATIC_WEIGHT and wp is not None and bool(wp.static_weight_list)
+
+
 def _overflow_enabled(placement: Placement, observed: str | None) -> bool:
     if placement.cluster_affinity is not None or placement.cluster_affinities is None or not observed:
         return False
@@ -167,6 +174,9 @@ def _schedule_once(
 
     previous = {c.name: c.replicas or 0 for c in spec.clusters or []}
     details: list[ClusterDetail] = []
+    # decided once per run, not per cluster: most placements have neither
+    weighted = _has_static_weights(placement)
+    tiered = placement.cluster_affinity is None and bool(placement.cluster_affinities)
     for snap, allocatable in zip(feasible, _estimate(feasible, spec, estimators), strict=True):
         name = snap.name
         score = MAX_CLUSTER_SCORE if previous and name in previous else MIN_CLUSTER_SCORE
@@ -174,7 +184,9 @@ def _schedule_once(
             name=name,
             score=score,
             cluster=snap.cluster,
-            overflow_order=_overflow_order(snap.cluster, placement, status.scheduler_observed_affinity_name),
+            overflow_order=_overflow_order(snap.cluster, placement, status.scheduler_observed_affinity_name)
+            if tiered
+            else 0,
             allocatable_replicas=allocatable,
             available_replicas=allocatable + previous.get(name, 0),
         )
@@ -184,7 +196,7 @@ def _schedule_once(
         decision.allocatable_replicas = allocatable
         decision.available_replicas = detail.available_replicas
         decision.overflow_order = detail.overflow_order
-        decision.weight = _static_weight(snap.cluster, placement)
+        decision.weight = _static_weight(snap.cluster, placement) if weighted else None
 
     try:
         selected = select_best_clusters(placement, spec, details)

@@ -9,9 +9,11 @@ capacity instead of re-parsing quantity strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from karmada import quantity
 from karmada.api.cluster import Cluster
+from karmada.selectors.clusters import cluster_zones
 
 
 def _nano(resources: dict[str, int | str] | None, name: str) -> int:
@@ -30,6 +32,11 @@ class ClusterSnapshot:
     api_kinds: frozenset[tuple[str, str]]
     # allocatable − allocated − allocating per resource, in nano-units; None without a resource summary
     free: dict[str, int] | None
+    # what the filters read of every cluster for every binding, read off the model once
+    taints: list[Any] | None = None
+    provider: str | None = None
+    region: str | None = None
+    zones: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, cluster: Cluster) -> ClusterSnapshot:
@@ -50,10 +57,15 @@ class ClusterSnapshot:
             }
             if "pods" not in free:
                 free["pods"] = -sum(_nano(part, "pods") for part in used)
+        spec = cluster.spec
         return cls(
             cluster=cluster,
             name=cluster.metadata.name or "",
             deleting=bool(cluster.metadata.deletion_timestamp),
             api_kinds=kinds,
             free=free,
+            taints=spec.taints or None,
+            provider=spec.provider,
+            region=spec.region,
+            zones=tuple(cluster_zones(cluster)),
         )

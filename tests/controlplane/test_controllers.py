@@ -45,3 +45,29 @@ async def test_one_cache_per_resource_however_many_readers(localkube: ServerThre
                     await asyncio.sleep(0.05)
         finally:
             await factory.stop()
+
+
+async def test_the_base_resync_period_applies_to_caches_asked_for_without_one(
+    localkube: ServerThread, workdir: Path
+) -> None:
+    """Karmada's --resync-period: 0 (its default) means no cache replays; a base period applies
+    to every cache that does not ask for a shorter one of its own."""
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        assert InformerFactory(client).informer(NAMESPACES).resync_period == 0
+        based = InformerFactory(client, resync_period=120)
+        assert based.informer(NAMESPACES).resync_period == 120
+        assert based.informer(CONFIGMAPS, resync_period=30).resync_period == 30
+        assert Options().resync_period == 0
+
+
+def test_the_resync_period_flag() -> None:
+    import argparse
+
+    from controlplane.options import add_flags, from_args
+
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    assert from_args(parser.parse_args([])).resync_period == 0
+    assert from_args(parser.parse_args(["--resync-period=10m"])).resync_period == 600
+    assert from_args(parser.parse_args(["--concurrent-cluster-syncs=2"])).concurrent_cluster_syncs == 2
+    assert from_args(parser.parse_args([])).concurrent_cluster_syncs == 5

@@ -438,3 +438,78 @@ def test_a_deleting_target_cluster_moves_its_replicas(env: PullMode) -> None:
         )
     finally:
         env.admin("patch", "cluster", "member4", "--type=merge", "-p", '{"metadata":{"finalizers":null}}', check=False)
+
+
+async def test_the_sorted_cluster_snapshots_are_rebuilt_only_when_a_cluster_changes(env: PullMode) -> None:
+    """One sorted list for every binding until the Cluster cache changes: a new cluster
+    joins it, an updated one is re-snapshotted, a deleting one is named, a deleted one leaves."""
+    async with KubeClient(from_kubeconfig(env.kubeconfig)) as client:
+        clusters = Informer(client, CLUSTERS)
+        scheduler = SchedulerController(
+            client,
+            Informer(client, RESOURCE_BINDINGS),
+            Informer(client, CLUSTER_RESOURCE_BINDINGS),
+            clusters,
+            EventRecorder(client, "default-scheduler"),
+        )
+        clusters.start()
+        try:
+            await clusters.wait_synced(20)
+            first = scheduler.cluster_snapshots()
+            assert [s.name for s in first] == sorted(s.name for s in first)
+            assert scheduler.cluster_snapshots() is first  # nothing changed: the same list
+            by_name = {s.name: s for s in first}
+
+            def changed_since(changes: int) -> Any:
+                async def check() -> bool:
+                    return clusters.changes > changes
+
+                return check
+
+            async def until(check: Any) -> None:
+                async with asyncio.timeout(20):
+                    while not await check():
+                        await asyncio.sleep(0.05)
+
+            changes = clusters.changes
+            body = cluster("member0", labels={"env": "scratch"}, apis=APIS).to_dict()
+            body.pop("status")
+            body["metadata"]["finalizers"] = ["test.karmada.io/hold"]
+            await client.create(CLUSTERS, body)
+            await until(changed_since(changes))
+            second = scheduler.cluster_snapshots()
+            assert second is not first and second[0].name == "member0"  # added, in order
+            # the clusters that did not change keep their snapshots
+            assert all(s is by_name[s.name] for s in second if s.name != "member0")
+            assert scheduler.deleting_clusters() == frozenset()
+
+            changes = clusters.changes
+            current = await client.get(CLUSTERS, "member0")
+            current["metadata"]["labels"] = {"env": "scratch", "tier": "2"}
+            await client.update(CLUSTERS, current)
+            await until(changed_since(changes))
+            third = scheduler.cluster_snapshots()
+            updated = next(s for s in third if s.name == "member0")
+            assert updated.cluster.metadata.labels == {"env": "scratch", "tier": "2"}  # updated
+
+            changes = clusters.changes
+            await client.delete(CLUSTERS, "member0")
+            await until(changed_since(changes))
+            assert scheduler.deleting_clusters() == frozenset({"member0"})  # deleting: still listed
+            assert any(s.name == "member0" and s.deleting for s in scheduler.cluster_snapshots())
+
+            changes = clusters.changes
+            held = await client.get(CLUSTERS, "member0")
+            held["metadata"]["finalizers"] = []
+            await client.update(CLUSTERS, held)
+            await until(lambda: _gone(clusters, "member0"))
+            fourth = scheduler.cluster_snapshots()
+            assert "member0" not in {s.name for s in fourth}  # deleted: gone
+            assert scheduler.deleting_clusters() == frozenset()
+            assert "member0" not in scheduler._snapshots
+        finally:
+            await clusters.stop()
+
+
+async def _gone(clusters: Informer, name: str) -> bool:
+    return clusters.get(name) is None

@@ -429,3 +429,40 @@ async def test_a_stored_write_still_reaches_every_handler_with_the_object_it_rep
         assert stored is not None and stored["data"] == {"v": "2"}, "the writer reads its own write at once"
         await until(lambda: ("MODIFIED", "1", "2") in seen)
         assert len(informer) == len(list(informer.items()))
+
+
+async def test_changes_counts_every_change_of_what_readers_see(kube: KubeClient) -> None:
+    """Readers that derive something from the whole cache rebuild it when ``changes`` moved:
+    it moves on add, update, delete and an accepted stored write, and on nothing else."""
+    informer = Informer(kube, CONFIGMAPS, namespace="default", label_selector="app=changes")
+    async with running(informer):
+        await informer.wait_synced(WAIT)
+        synced = informer.changes
+        assert synced >= 1  # the first list
+
+        def moved(since: int) -> Callable[[], bool]:
+            return lambda: informer.changes > since
+
+        body = {"metadata": {"name": "counted", "labels": {"app": "changes"}}, "data": {"v": "1"}}
+        created = await kube.create(CONFIGMAPS, body, "default")
+        await until(moved(synced))  # add
+        after_add = informer.changes
+        assert informer.get("counted", "default") is not None
+        updated = await kube.update(CONFIGMAPS, {**created, "data": {"v": "2"}}, "default")
+        await until(moved(after_add))  # update
+        after_update = informer.changes
+        informer.store(created)  # older than what the cache holds: refused, nothing changed
+        assert informer.changes == after_update
+        newer = await kube.update(CONFIGMAPS, {**updated, "data": {"v": "3"}}, "default")
+        informer.store(newer)  # accepted at once, before its event
+        assert informer.changes == after_update + 1
+        await until(lambda: (informer._cache.get(("default", "counted")) or {}).get("data") == {"v": "3"})
+        before_delete = informer.changes
+        await kube.delete(CONFIGMAPS, "counted", "default")
+        await until(moved(before_delete))  # delete
+        assert informer.get("counted", "default") is None
+        # a change outside the selector is not seen and not counted
+        quiet = informer.changes
+        await kube.create(CONFIGMAPS, {"metadata": {"name": "other", "labels": {"app": "elsewhere"}}}, "default")
+        await asyncio.sleep(0.3)
+        assert informer.changes == quiet
