@@ -75,7 +75,7 @@ from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
 from karmada.kube.informer import Informer
 from karmada.kube.resources import CLUSTERS, DEPLOYMENTS, LEASES, RESOURCE_BINDINGS, WORKS, Resource
-from karmada.members.member import api_enablements, kubernetes_version
+from karmada.members.member import Discovery, kubernetes_version
 from karmada.timestamps import format_micro_time, now_time, utcnow
 from localkube.metrics import parse_request_totals
 
@@ -544,7 +544,7 @@ async def run_size(size: int, options: argparse.Namespace, workdir: Path) -> dic
             KubeClient(from_kubeconfig(kubeconfig)) as lease_client,
         ):
             version = await kubernetes_version(client)
-            enablements, _ = await api_enablements(client)  # a plain member's, before Karmada's CRDs
+            enablements, _ = await Discovery(client).enablements()  # a plain member's, before Karmada's CRDs
             await init(client, InitOptions(), lambda _: None)
             say(f"[{size}] karmada installed")
 

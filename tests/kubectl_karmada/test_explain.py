@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.examples.sandbox import LocalSandbox, sandbox_at
-from tests.examples.test_examples import _await_replicas, _clean
+from tests.examples.scenarios import _await_replicas, _clean
 from tests.programs import kubectl
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
