@@ -27,6 +27,12 @@ class CredentialsError(Exception):
     """The agent cannot find or use its control-plane credentials."""
 
 
+def _kubeconfig(data: Any, where: str) -> Obj:
+    if not isinstance(data, dict):
+        raise CredentialsError(f"{where} is not a kubeconfig")
+    return data
+
+
 class ControlPlaneCredentials:
     """The kubeconfig the agent reaches the control plane with."""
 
@@ -46,15 +52,21 @@ class ControlPlaneCredentials:
                 data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
             except OSError as exc:
                 raise CredentialsError(f"cannot read {path}: {exc.strerror}") from None
-            return cls(data, path=Path(path), context=context, secret_namespace=secret_namespace)
+            except yaml.YAMLError:
+                raise CredentialsError(f"{path} is not a kubeconfig (not YAML)") from None
+            return cls(_kubeconfig(data, path), path=Path(path), context=context, secret_namespace=secret_namespace)
         secret = await member.get_or_none(SECRETS, KUBECONFIG_SECRET, secret_namespace)
         encoded = ((secret or {}).get("data") or {}).get(KUBECONFIG_SECRET)
         if not encoded:
             raise CredentialsError(
                 f"no --karmada-kubeconfig and no Secret {secret_namespace}/{KUBECONFIG_SECRET} in the member cluster"
             )
-        data = yaml.safe_load(base64.b64decode(encoded))
-        return cls(data, path=None, context=context, secret_namespace=secret_namespace)
+        where = f"Secret {secret_namespace}/{KUBECONFIG_SECRET}"
+        try:
+            data = yaml.safe_load(base64.b64decode(encoded))
+        except (ValueError, yaml.YAMLError):
+            raise CredentialsError(f"the {where} holds no kubeconfig") from None
+        return cls(_kubeconfig(data, where), path=None, context=context, secret_namespace=secret_namespace)
 
     def config(self) -> ClusterConfig:
         return from_kubeconfig_bytes(yaml.safe_dump(self.kubeconfig), self.context)

@@ -49,10 +49,33 @@ class Agent:
         self.registered = False
         self.leading = False
         self.synced = False
+        self.waiting = "checking its Cluster on the control plane"  # why it is not registered yet
+        self.status: ClusterStatusController | None = None  # while leading, with clusterStatus on
 
     def ready(self) -> bool:
         """Registered, and, when leading, synced."""
         return self.registered and (not self.leading or self.synced)
+
+    def member_online(self) -> bool:
+        """The last status probe found the member healthy (True before the first, or without clusterStatus)."""
+        return self.status is None or self.status.member_healthy is not False
+
+    def working(self) -> bool:
+        """Doing its job: registered, leading with its caches synced, its member answering."""
+        return self.registered and self.synced and self.member_online()
+
+    def state(self) -> str:
+        """What it is doing or waiting for, in a few words."""
+        if not self.registered:
+            return f"not registered: {self.waiting}"
+        if not self.leading:
+            namespace = self.options.leader_elect_resource_namespace or execution_space(self.options.cluster_name)
+            return f"standby: campaigning for Lease {namespace}/karmada-agent-{self.options.cluster_name}"
+        if not self.synced:
+            return "leading, caches syncing"
+        if not self.member_online():
+            return "member cluster not reachable or not healthy"
+        return "running"
 
     async def run(self, stop: asyncio.Event) -> None:
         stopper = asyncio.get_running_loop().create_task(stop.wait())
@@ -92,9 +115,12 @@ class Agent:
                 self.registered = True
                 return
             except NotRegistered as exc:
+                self.waiting = str(exc)
                 log.warning("%s; checking again in %.0fs", exc, delay)
             except KubeError as exc:
-                log.warning("cannot reach the control plane (%s); retrying in %.0fs", exc.message, delay)
+                # the member (cluster id) or the control plane (the Cluster) failed
+                self.waiting = exc.message if exc.status == 0 else f"{exc.reason or exc.status}: {exc.message}"
+                log.warning("registration check failed (%s); retrying in %.0fs", self.waiting, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 60.0)
 
@@ -105,6 +131,8 @@ class Agent:
         supervisor = self.supervisor = Supervisor()
         self.leading, self.synced = True, False
         status = ClusterStatusController(self.control_plane, self.member, cluster, self.options)
+        if "clusterStatus" in self.options.controllers:
+            self.status = status
         execution: ExecutionController | None = None
         try:
             cluster.start()
@@ -138,6 +166,7 @@ class Agent:
             await supervisor.wait()
         finally:
             self.leading = self.synced = False
+            self.status = None
             await supervisor.stop()
             self.supervisor = None
             if execution is not None:

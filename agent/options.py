@@ -49,7 +49,8 @@ class Options:
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cluster-name", required=True, help="this cluster's name in Karmada")
+    # required, unless --fleet or --clusters name the agents (checked in agent.cli)
+    parser.add_argument("--cluster-name", default="", help="this cluster's name in Karmada (required)")
     parser.add_argument(
         "--karmada-kubeconfig",
         default="",

@@ -55,9 +55,13 @@ class Health:
 
     def __init__(self) -> None:
         self._checks: dict[str, Callable[[], bool]] = {}
+        self._details: dict[str, Callable[[], str]] = {}
 
-    def add_readiness(self, name: str, check: Callable[[], bool]) -> None:
+    def add_readiness(self, name: str, check: Callable[[], bool], detail: Callable[[], str] | None = None) -> None:
+        """``detail``, when given, says why a failing check fails (appended to its verbose line)."""
         self._checks[name] = check
+        if detail is not None:
+            self._details[name] = detail
 
     def failing(self) -> list[str]:
         """Names of the checks that fail now (a check that raises fails)."""
@@ -74,11 +78,22 @@ class Health:
 
     def report(self) -> tuple[bool, str]:
         failed = set(self.failing())
-        lines = [
-            f"[{'-' if name in failed else '+'}]{name} {'failed' if name in failed else 'ok'}" for name in self._checks
-        ]
+        lines = [self._line(name, name in failed) for name in self._checks]
         lines.append("readyz check failed" if failed else "readyz check passed")
         return not failed, "\n".join(lines) + "\n"
+
+    def _line(self, name: str, failed: bool) -> str:
+        if not failed:
+            return f"[+]{name} ok"
+        detail = self._details.get(name)
+        if detail is None:
+            return f"[-]{name} failed"
+        try:
+            reason = detail()
+        except Exception:
+            log.exception("readiness detail %s raised", name)
+            reason = ""
+        return f"[-]{name} failed: {reason}" if reason else f"[-]{name} failed"
 
     def app(self) -> web.Application:
         from aiohttp import web

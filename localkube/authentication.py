@@ -17,14 +17,17 @@ from localkube.auth import ANONYMOUS_IDENTITY, Identity, authenticate_bootstrap_
 from localkube.errors import unauthorized
 from localkube.pki import subject_identity
 from localkube.store import Store
-from localkube.tokens import verify_service_account_token
+from localkube.tokens import TokenSigner
 
 
 class Authenticator:
     """The authenticators of one server, over its store."""
 
-    def __init__(self, store: Store, static_tokens: dict[str, tuple[str, list[str]]], anonymous: bool) -> None:
+    def __init__(
+        self, store: Store, static_tokens: dict[str, tuple[str, list[str]]], anonymous: bool, signer: TokenSigner
+    ) -> None:
         self.store = store
+        self.signer = signer
         self.static_tokens = dict(static_tokens)
         self.anonymous = anonymous
 
@@ -33,7 +36,7 @@ class Authenticator:
         if token in self.static_tokens:
             user, groups = self.static_tokens[token]
             return with_authenticated(user, groups)
-        return authenticate_bootstrap_token(self.store, token) or verify_service_account_token(self.store, token)
+        return authenticate_bootstrap_token(self.store, token) or self.signer.verify(self.store, token)
 
     def authenticate(self, authorization: str, peer_certificate: bytes | None) -> Identity:
         """The identity of a request from its ``Authorization`` header and the DER

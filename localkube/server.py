@@ -18,6 +18,7 @@ import functools
 import gc
 import json
 import logging
+import socket
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ from localkube.selectors import fields_match, labels_match, parse_field_selector
 from localkube.serving_tls import server_context
 from localkube.simulation import SimulationConfig
 from localkube.store import Store
+from localkube.tokens import TokenSigner
 from localkube.watch import Watches, watch_options
 
 # what a request addressed, kept for the request counters once it is answered
@@ -94,6 +96,22 @@ async def _exact_media_type(request: web.Request, response: web.StreamResponse) 
     kube-apiserver sends the bare media type and some clients compare it exactly."""
     if response.content_type in (JSON, "application/yaml") and response.charset:
         response.charset = None
+
+
+def abort_accepted_connections(ports: set[int]) -> None:
+    """Close connections accepted on ``ports`` that aiohttp never saw (still in their TLS
+    handshake as the server stopped): asyncio before 3.13 gives a server no handle on them,
+    and left open they would be collected later with a ResourceWarning. One sweep of the
+    heap serves any number of servers."""
+    loop = asyncio.get_running_loop()
+    for candidate in gc.get_objects():
+        if not isinstance(candidate, asyncio.Transport) or getattr(candidate, "_loop", None) is not loop:
+            continue
+        if candidate.is_closing():
+            continue  # e.g. a finished webhook call's TLS transport, which answers no more questions
+        sockname = candidate.get_extra_info("sockname")
+        if isinstance(sockname, tuple) and len(sockname) >= 2 and sockname[1] in ports:
+            candidate.abort()
 
 
 @dataclass
@@ -128,9 +146,11 @@ class LocalKube:
             else:
                 self.ca = CertificateAuthority.create()
                 self.ca.save(ca_cert, ca_key)
+            self.token_signer = TokenSigner.load_or_create(data_dir)
             journal: Journal | None = Journal(data_dir / "state", self.config.journal_compact_bytes)
         else:
             self.ca = CertificateAuthority.create()
+            self.token_signer = TokenSigner.in_memory()
             journal = None
         self.store = Store(journal, history=self.config.history)
         self.registry = Registry()
@@ -147,7 +167,9 @@ class LocalKube:
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
-        self.authenticator = Authenticator(self.store, self.config.static_tokens, self.config.anonymous)
+        self.authenticator = Authenticator(
+            self.store, self.config.static_tokens, self.config.anonymous, self.token_signer
+        )
         self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watches = Watches(self.api)
 
@@ -168,8 +190,9 @@ class LocalKube:
     def _ssl_context(self) -> ssl.SSLContext:
         return server_context(self.ca, list(dict.fromkeys([*self.config.hosts, self.config.host])))
 
-    async def start(self) -> None:
-        """Seed the cluster, start the controllers and listen."""
+    async def start(self, sock: socket.socket | None = None) -> None:
+        """Seed the cluster, start the controllers and listen (on ``sock`` when given: a
+        socket already bound and listening, as a fleet binds all its ports first)."""
         from localkube.controllers import Controllers
 
         seeder = Seeder(self.api, self.allocator)
@@ -181,7 +204,11 @@ class LocalKube:
         app.on_response_prepare.append(lambda _request, _response: self.store.durable())
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.host, self.config.port, ssl_context=self._ssl_context())
+        site: web.BaseSite
+        if sock is not None:
+            site = web.SockSite(self._runner, sock, ssl_context=self._ssl_context())
+        else:
+            site = web.TCPSite(self._runner, self.config.host, self.config.port, ssl_context=self._ssl_context())
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
@@ -196,7 +223,9 @@ class LocalKube:
             self._tasks.append(asyncio.create_task(simulation.run(), name="localkube-simulation"))
         seeder.write_cluster_info(self.url, self.ca_pem())
 
-    async def stop(self) -> None:
+    async def stop(self, abort_connections: bool = True) -> None:
+        """Stop serving (``abort_connections`` false: the caller sweeps the half-open
+        connections of many servers at once, see :func:`abort_accepted_connections`)."""
         self.watches.cancel()
         for task in self._tasks:
             task.cancel()
@@ -207,23 +236,9 @@ class LocalKube:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-            self._abort_accepted_connections()
+            if abort_connections:
+                abort_accepted_connections({self.port})
         self.store.close()
-
-    def _abort_accepted_connections(self) -> None:
-        """Close connections the server accepted but aiohttp never saw (still in their TLS
-        handshake as it stopped): asyncio before 3.13 gives a server no handle on them, and
-        left open they would be collected later with a ResourceWarning."""
-        loop = asyncio.get_running_loop()
-        for candidate in gc.get_objects():
-            if not isinstance(candidate, asyncio.Transport) or getattr(candidate, "_loop", None) is not loop:
-                continue
-            if candidate.is_closing():
-                continue  # e.g. a finished webhook call's TLS transport, which answers no more questions
-            sockname = candidate.get_extra_info("sockname")
-            ours = isinstance(sockname, tuple) and len(sockname) >= 2 and sockname[1] == self.port
-            if ours and not candidate.is_closing():
-                candidate.abort()
 
     async def __aenter__(self) -> LocalKube:
         await self.start()
@@ -463,7 +478,7 @@ class LocalKube:
             async def token_body() -> Any:
                 return await self._body(request, accounts) if request.can_read_body else {}
 
-            token = await token_request(self.store, namespace, info.name, token_body)
+            token = await token_request(self.store, self.token_signer, namespace, info.name, token_body)
             return web.Response(status=201, text=_dump(token), content_type=JSON)
         if method in ("GET", "HEAD"):
             if info.name:

@@ -100,6 +100,7 @@ class ClusterStatusController:
         self._lease_task: asyncio.Task[None] | None = None
         self._caches_started = False
         self._wake = asyncio.Event()
+        self.member_healthy: bool | None = None  # the last probe's verdict; None before the first
         cluster.add_handler(self._accepted)
 
     def _accepted(self, kind: str, obj: Obj, old: Obj | None) -> None:
@@ -135,6 +136,7 @@ class ClusterStatusController:
             log.info("cluster %s is not accepted by the control plane yet", self.options.cluster_name)
             return
         online, healthy = await probe_health(self.member)
+        self.member_healthy = online and healthy
         observed = READY if online and healthy else NOT_READY if online else NOT_REACHABLE
         current = find((cluster.get("status") or {}).get("conditions"), "Ready")
         ready = self.thresholds.adjust(current, observed, utcnow())

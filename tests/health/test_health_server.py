@@ -89,3 +89,12 @@ async def test_an_address_in_use_is_logged_and_the_program_goes_on(caplog: pytes
         async with serve(Health(), address, "karmada-agent") as port:
             assert port is None
     assert f"karmada-agent: health probes not served: {address} is in use" in caplog.text
+
+
+def test_a_failing_check_says_why_when_it_has_a_detail() -> None:
+    health = Health()
+    health.add_readiness("member1", lambda: True, lambda: "never shown")
+    health.add_readiness("member2", lambda: False, lambda: "member unreachable")
+    health.add_readiness("member3", lambda: False, lambda: "")
+    lines = ["[+]member1 ok", "[-]member2 failed: member unreachable", "[-]member3 failed", "readyz check failed"]
+    assert health.report() == (False, "\n".join(lines) + "\n")

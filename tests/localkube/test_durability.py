@@ -74,7 +74,7 @@ def test_every_file_and_directory_is_private_even_with_umask_000(tmp_path: Path,
         assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
         assert stat.S_IMODE((tmp_path / "logs" / "localkube.log").stat().st_mode) == 0o600
         assert stat.S_IMODE((tmp_path / "logs").stat().st_mode) == 0o755, "an existing directory is left alone"
-        assert {p.name for p in data.iterdir()} == {"ca.crt", "ca.key", "state"}
+        assert {p.name for p in data.iterdir()} == {"ca.crt", "ca.key", "sa.key", "state"}
     finally:
         server.stop()
     again = LocalKubeProcess(tmp_path / "again.kubeconfig", data_dir=data)
