@@ -552,7 +552,7 @@ def _start_agent_fleet(
     args = [
         *python_module("agent"),
         f"--fleet={fleet}",
-        *(arg for arg in shared or [] if _flag_name(arg) != "leader-elect"),
+        *(arg for arg in shared or [] if _flag_name(arg) not in ("leader-elect", "metrics-bind-address")),
         # each simulated agent is the only one of its cluster: an election among one candidate
         # would cost a Lease write every 2 s per cluster and decide nothing
         "--leader-elect=false",
