@@ -172,7 +172,10 @@ def test_a_killed_group_is_restarted_with_its_members(tmp_path: Path) -> None:
             for context in ("member1", "member2"):
 
                 def scaled(c: str = context, want: str = str(7 + round_)) -> bool:
-                    result = members("--context", c, "get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}")
+                    # check=False: a restarted API server refuses connections until it serves again
+                    result = members(
+                        "--context", c, "get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}", check=False
+                    )
                     return str(result.stdout) == want
 
                 wait_for(scaled, timeout=90, interval=1, what=f"{context} to get the new replicas after {process}")
