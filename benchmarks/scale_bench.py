@@ -311,16 +311,31 @@ def report(columns: dict[str, dict[str, float]]) -> None:
         sized = [(int(h.split()[0]), columns[h]) for h in heads if h.split()[1] == mode]
         if len(sized) < 2:
             continue
-        print(f"\ncost per cluster ({mode}) and growth factor between sizes (1.00 = flat)")
+        print(
+            f"\ncost per cluster ({mode}), its growth factor between sizes (1.00 = flat), and the marginal"
+            " cost of each cluster added between sizes (a fixed base makes the per-cluster cost fall)"
+        )
+        pairs = list(itertools.pairwise(sized))
         print(
             f"{'':{width}s}"
             + "".join(f"{n:>14d}" for n, _ in sized)
-            + "".join(f"{f'x {a}->{b}':>14s}" for (a, _), (b, _) in itertools.pairwise(sized))
+            + "".join(f"{f'x {a}->{b}':>14s}" for (a, _), (b, _) in pairs)
+            + "".join(f"{f'+1 {a}->{b}':>14s}" for (a, _), (b, _) in pairs)
         )
         for key in PER_CLUSTER:
-            per = [(r[key] if key.startswith("c_") else r[key] / n) if key in r else float("nan") for n, r in sized]
-            growth = [b / a if a else float("nan") for a, b in itertools.pairwise(per)]
-            print(f"{key:{width}s}" + "".join(f"{v:14.5f}" for v in per) + "".join(f"{g:14.2f}" for g in growth))
+            nan = float("nan")
+            per = [(r[key] if key.startswith("c_") else r[key] / n) if key in r else nan for n, r in sized]
+            growth = [b / a if a else nan for a, b in itertools.pairwise(per)]
+            marginal = [
+                (rb.get(key, nan) - ra.get(key, nan)) / (b - a) if not key.startswith("c_") else nan
+                for (a, ra), (b, rb) in pairs
+            ]
+            print(
+                f"{key:{width}s}"
+                + "".join(f"{v:14.5f}" for v in per)
+                + "".join(f"{g:14.2f}" for g in growth)
+                + "".join(f"{m:14.5f}" for m in marginal)
+            )
 
 
 def main() -> None:
