@@ -125,7 +125,11 @@ def test_four_members_in_two_groups(tmp_path: Path) -> None:
             return str(result.stdout)
 
         for context in ("member1", "member2", "member3", "member4"):
-            wait_for(lambda c=context: replicas(c) == "6", timeout=60, what=f"6 ready in {context}")
+
+            def six_ready(c: str = context) -> bool:
+                return replicas(c) == "6"
+
+            wait_for(six_ready, timeout=60, what=f"6 ready in {context}")
         karmada("rollout", "status", "deploy/nginx", "--timeout=60s", timeout=70)
 
         status = plugin("local", "status", *where).stdout
@@ -165,7 +169,7 @@ def test_a_killed_group_is_restarted_with_its_members(tmp_path: Path) -> None:
 
             def restarted(name: str = process, old: int = before["pid"]) -> bool:
                 state = _state(directory, name)
-                return state["state"] == "running" and state["pid"] != old and state["restarts"] == 1
+                return bool(state["state"] == "running" and state["pid"] != old and state["restarts"] == 1)
 
             wait_for(restarted, timeout=30, what=f"{process} restarted by its supervisor")
             karmada("scale", "deploy/nginx", f"--replicas={7 + round_}")
