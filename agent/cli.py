@@ -16,6 +16,9 @@ from agent.fleet import FleetError, add_fleet_flags, agent_options, is_fleet
 from agent.options import Options, add_flags, from_args
 from karmada.version import __version__
 
+# agents of a fleet that list and watch their caches at once (the rest wait their turn)
+FLEET_STARTUP_CONCURRENCY = 10
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with Karmada's flag names and defaults."""
@@ -74,7 +77,8 @@ async def _run(process: Options, fleet: list[Options], *, single: bool, stop: as
     from karmada.health_server import Health, serve
     from karmada.metrics import serve as serve_metrics
 
-    runners = [AgentRunner(options) for options in fleet]
+    startup = None if single else asyncio.Semaphore(FLEET_STARTUP_CONCURRENCY)
+    runners = [AgentRunner(options, startup=startup) for options in fleet]
     health = Health()
     if single:
         health.add_readiness("registered-synced", runners[0].ready)

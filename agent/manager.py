@@ -38,9 +38,16 @@ class Agent:
     """One member cluster's agent."""
 
     def __init__(
-        self, options: Options, member: KubeClient, control_plane: KubeClient, credentials: ControlPlaneCredentials
+        self,
+        options: Options,
+        member: KubeClient,
+        control_plane: KubeClient,
+        credentials: ControlPlaneCredentials,
+        *,
+        startup: asyncio.Semaphore | None = None,
     ) -> None:
         self.options = options
+        self.startup = startup  # shared by the agents of a fleet: how many may start their caches at once
         self.member = member
         self.control_plane = control_plane
         self.credentials = credentials
@@ -135,24 +142,27 @@ class Agent:
             self.status = status
         execution: ExecutionController | None = None
         try:
-            cluster.start()
-            await cluster.wait_synced(60)
-            if "clusterStatus" in self.options.controllers:
-                supervisor.start("cluster-status", status.run)
-            enabled = self.options.controllers
-            if "execution" in enabled or "workStatus" in enabled:
-                execution = ExecutionController(
-                    self.control_plane,
-                    self.member,
-                    cluster,
-                    name,
-                    workers=self.options.concurrent_work_syncs,
-                    resync_period=self.options.resync_period,
-                    apply="execution" in enabled,
-                    reflect="workStatus" in enabled,
-                )
-                await execution.start()
-            self.synced = True
+            # in a fleet only a few agents fill their caches at a time: a hundred starting at once
+            # would delay each other's leader-election renewals past the renew deadline
+            async with self.startup or contextlib.nullcontext():
+                cluster.start()
+                await cluster.wait_synced(60)
+                if "clusterStatus" in self.options.controllers:
+                    supervisor.start("cluster-status", status.run)
+                enabled = self.options.controllers
+                if "execution" in enabled or "workStatus" in enabled:
+                    execution = ExecutionController(
+                        self.control_plane,
+                        self.member,
+                        cluster,
+                        name,
+                        workers=self.options.concurrent_work_syncs,
+                        resync_period=self.options.resync_period,
+                        apply="execution" in enabled,
+                        reflect="workStatus" in enabled,
+                    )
+                    await execution.start()
+                self.synced = True
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(
                     self.control_plane,

@@ -28,8 +28,11 @@ log = logging.getLogger("agent")
 class AgentRunner:
     """Runs one agent; knows its state."""
 
-    def __init__(self, options: Options, *, backoff: Backoff | None = None) -> None:
+    def __init__(
+        self, options: Options, *, backoff: Backoff | None = None, startup: asyncio.Semaphore | None = None
+    ) -> None:
         self.options = options
+        self.startup = startup
         self.name = options.cluster_name
         self.backoff = backoff or Backoff()
         self.agent: Agent | None = None
@@ -65,7 +68,7 @@ class AgentRunner:
                     self.name,
                     control_plane.config.server,
                 )
-                self.agent = Agent(self.options, member, control_plane, credentials)
+                self.agent = Agent(self.options, member, control_plane, credentials, startup=self.startup)
                 try:
                     await self.agent.run(stop)
                 finally:

@@ -62,6 +62,18 @@ def _secret_value(secret: Obj, key: str) -> str | None:
         return None
 
 
+def bootstrap_token_expiration(secret: Obj) -> datetime.datetime | None:
+    """When a bootstrap token expires (None: never, or its expiration cannot be parsed)."""
+    value = _secret_value(secret, "expiration")
+    if value is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
 def bootstrap_token_expired(secret: Obj, now: datetime.datetime | None = None) -> bool:
     """A token whose ``expiration`` has passed, or cannot be parsed, is expired."""
     value = _secret_value(secret, "expiration")

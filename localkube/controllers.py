@@ -17,6 +17,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import datetime
 import hashlib
 import hmac
 import json
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from localkube import admission_quota
 from localkube.api import ResourceAPI, WriteOptions
-from localkube.auth import bootstrap_token_expired
+from localkube.auth import bootstrap_token_expiration, bootstrap_token_expired
 from localkube.csr import sign_client_csr
 from localkube.errors import APIError
 from localkube.kinds import Context
@@ -41,7 +42,7 @@ Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # (storage, namespace, name)
 
 SYSTEM = Context(user="system:kube-controller-manager", groups=["system:masters"])
-TOKEN_CLEAN_INTERVAL = 5.0
+BOOTSTRAP_TOKEN = "bootstrap.kubernetes.io/token"
 ROOT_CA_DESCRIPTION = (
     "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as"
     " the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of"
@@ -80,6 +81,8 @@ class Controllers:
         self.store = api.store
         self.registry = api.registry
         self.queue = self.store.subscribe_all()
+        # set when a bootstrap token Secret changes: the token cleaner looks again
+        self._tokens_changed = asyncio.Event()
         # owner uid -> dependents
         self.dependents: dict[str, set[Ref]] = {}
         # namespaces whose quotas need recounting once the queue is drained
@@ -154,15 +157,31 @@ class Controllers:
             cleaner.cancel()
 
     async def _token_cleaner(self) -> None:
+        """Delete bootstrap tokens as they expire: asleep until the earliest expiration or a
+        change of a bootstrap token Secret, never polling (a fleet has a thousand of these)."""
         while True:
-            await asyncio.sleep(TOKEN_CLEAN_INTERVAL)
+            self._tokens_changed.clear()
+            now = datetime.datetime.now(datetime.UTC)
+            earliest: datetime.datetime | None = None
             for secret in self.store.items("/secrets", "kube-system"):
-                if secret.get("type") == "bootstrap.kubernetes.io/token" and bootstrap_token_expired(secret):
+                if secret.get("type") != BOOTSTRAP_TOKEN:
+                    continue
+                if bootstrap_token_expired(secret, now):
                     self._delete("/secrets", "kube-system", secret["metadata"]["name"])
+                    continue
+                when = bootstrap_token_expiration(secret)
+                if when is not None and (earliest is None or when < earliest):
+                    earliest = when
+            timeout = None if earliest is None else max((earliest - now).total_seconds(), 0.0) + 0.05
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._tokens_changed.wait()
 
     def _react(self, storage: str, event: Event) -> None:
         obj = event.obj
         meta = obj["metadata"]
+        if storage == "/secrets" and obj.get("type") == BOOTSTRAP_TOKEN:
+            self._tokens_changed.set()
         if meta.get("namespace"):
             self._quota_touched(storage, meta["namespace"])
         if event.type == "DELETED":

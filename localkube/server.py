@@ -695,7 +695,12 @@ class LocalKube:
         options = watch_options(request.query)
         mode, include = self._accept(request, protobuf.supported(rt))
         matches = functools.partial(self._matches, rt, labels=labels, fields=fields)
-        return await self.watches.serve(request, rt, namespace, matches, options, mode, include)
+        # an exact name or namespace narrows which events are queued for the watch at all
+        exact = {f.field: f.value for f in fields if f.equal and f.field in ("metadata.name", "metadata.namespace")}
+        if not namespace and rt.namespaced:
+            namespace = exact.get("metadata.namespace", "")
+        name = exact.get("metadata.name", "")
+        return await self.watches.serve(request, rt, namespace, matches, options, mode, include, name)
 
     async def _delete_collection(
         self,

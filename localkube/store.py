@@ -52,10 +52,61 @@ class Event:
 
 @dataclass(eq=False)
 class Watcher:
-    """A subscriber to one storage key; the server drains ``queue``."""
+    """A subscriber to one storage key (to the objects of one namespace, of one name, when
+    those are given); the server drains ``queue``."""
 
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     closed: bool = False
+    namespace: str = ""
+    name: str = ""
+
+
+class WatcherIndex:
+    """The watchers of one storage key by what they narrow to: an event visits only the
+    watchers that can match it (those of every object, of its namespace, of its name), never
+    all of them. An object's namespace and name never change, so old and new agree."""
+
+    __slots__ = ("by_name", "by_namespace", "everything")
+
+    def __init__(self) -> None:
+        self.everything: set[Watcher] = set()
+        self.by_namespace: dict[str, set[Watcher]] = {}
+        self.by_name: dict[str, set[Watcher]] = {}
+
+    def _bucket(self, watcher: Watcher, create: bool) -> set[Watcher] | None:
+        if watcher.name:
+            table, key = self.by_name, watcher.name
+        elif watcher.namespace:
+            table, key = self.by_namespace, watcher.namespace
+        else:
+            return self.everything
+        return table.setdefault(key, set()) if create else table.get(key)
+
+    def add(self, watcher: Watcher) -> None:
+        bucket = self._bucket(watcher, True)
+        assert bucket is not None
+        bucket.add(watcher)
+
+    def discard(self, watcher: Watcher) -> None:
+        bucket = self._bucket(watcher, False)
+        if bucket is None:
+            return
+        bucket.discard(watcher)
+        if not bucket and bucket is not self.everything:
+            table = self.by_name if watcher.name else self.by_namespace
+            table.pop(watcher.name or watcher.namespace, None)
+
+    def for_object(self, namespace: str, name: str) -> list[Watcher]:
+        found = list(self.everything)
+        if namespace:
+            found.extend(self.by_namespace.get(namespace, ()))
+        for watcher in self.by_name.get(name, ()):
+            if not watcher.namespace or watcher.namespace == namespace:
+                found.append(watcher)
+        return found
+
+    def __len__(self) -> int:
+        return len(self.everything) + sum(map(len, self.by_namespace.values())) + sum(map(len, self.by_name.values()))
 
 
 def flat_key(key: Key) -> str:
@@ -90,7 +141,7 @@ class Store:
         # per storage key: flat keys of its objects, sorted
         self._order: dict[str, list[str]] = {}
         self._history: dict[str, deque[Event]] = {}
-        self._watchers: dict[str, set[Watcher]] = {}
+        self._watchers: dict[str, WatcherIndex] = {}
         # controllers see every change of every kind, tagged with its storage key
         self._global: list[asyncio.Queue[tuple[str, Event]]] = []
         self._history_size = history
@@ -265,9 +316,12 @@ class Store:
         if len(history) == history.maxlen:
             self._forgotten[storage] = history[0].rv
         history.append(event)
-        for watcher in list(self._watchers.get(storage, ())):
-            if not watcher.closed:
-                watcher.queue.put_nowait(event)
+        watchers = self._watchers.get(storage)
+        if watchers is not None:
+            meta = event.obj["metadata"]
+            for watcher in watchers.for_object(meta.get("namespace", ""), meta["name"]):
+                if not watcher.closed:
+                    watcher.queue.put_nowait(event)
         for queue in self._global:
             queue.put_nowait((storage, event))
         if self._rv_waiters:
@@ -275,9 +329,14 @@ class Store:
                 if target <= self.rv and not future.done():
                     future.set_result(None)
 
-    def subscribe(self, storage: str) -> Watcher:
-        watcher = Watcher()
-        self._watchers.setdefault(storage, set()).add(watcher)
+    def subscribe(self, storage: str, namespace: str = "", name: str = "") -> Watcher:
+        """A watcher of ``storage``'s events (only those of objects in ``namespace``, or named
+        ``name``, when given: others are never queued for it)."""
+        watcher = Watcher(namespace=namespace, name=name)
+        index = self._watchers.get(storage)
+        if index is None:
+            index = self._watchers[storage] = WatcherIndex()
+        index.add(watcher)
         return watcher
 
     def subscribe_all(self) -> asyncio.Queue[tuple[str, Event]]:
@@ -294,7 +353,9 @@ class Store:
 
     def unsubscribe(self, storage: str, watcher: Watcher) -> None:
         watcher.closed = True
-        self._watchers.get(storage, set()).discard(watcher)
+        index = self._watchers.get(storage)
+        if index is not None:
+            index.discard(watcher)
 
     def history_since(self, storage: str, rv: int) -> list[Event] | None:
         """Events after ``rv``, or None when some of them are no longer retained."""

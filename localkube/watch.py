@@ -4,7 +4,16 @@ since a resourceVersion or 410 when it is gone, periodic bookmarks, selectors
 applied to the old and the new object so an object leaving them is DELETED).
 
 Each watch is one task of the server's event loop, reading its own queue of the
-store's events; :meth:`Watches.cancel` ends them all when the server stops.
+store's events; :meth:`Watches.cancel` ends them all when the server stops. The
+store queues an event only for the watches that can match it (by namespace, and
+by name for a ``metadata.name`` field selector), so a write costs the watches of
+its object, not every watch of the resource.
+
+An idle watch sleeps until an event, its next bookmark or its timeout. A client
+that went away is noticed by one sweeper task per event loop (shared by every
+server on it), which looks at the open watches' connections every
+``DISCONNECT_CHECK`` seconds and wakes those whose connection closed: no watch
+wakes on its own just to look.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +38,7 @@ from localkube.errors import Cause, expired, invalid
 from localkube.query import int_param, resource_version_param
 from localkube.request_options import truthy
 from localkube.resources import ResourceType
-from localkube.store import Event
+from localkube.store import Event, Watcher
 
 Obj = dict[str, Any]
 Send = Callable[[str, Obj], Awaitable[None]]
@@ -67,6 +77,51 @@ def watch_options(query: MultiMapping[str]) -> WatchOptions:
     return WatchOptions(bookmarks, timeout, send_initial)
 
 
+# queued to a watch whose client went away
+DISCONNECTED = Event(-1, "DISCONNECTED", {"metadata": {"name": ""}})
+
+
+class _Sweeper:
+    """The open watches of one event loop and their connections, looked at every
+    ``DISCONNECT_CHECK`` seconds while any is open (Go cancels a request's context when
+    its client leaves; aiohttp tells a streaming handler nothing)."""
+
+    def __init__(self) -> None:
+        self.watches: dict[Watcher, asyncio.BaseTransport | None] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, watcher: Watcher, transport: asyncio.BaseTransport | None) -> None:
+        self.watches[watcher] = transport
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run(), name="localkube-watch-sweeper")
+
+    def discard(self, watcher: Watcher) -> None:
+        self.watches.pop(watcher, None)
+
+    async def _run(self) -> None:
+        while self.watches:
+            await asyncio.sleep(DISCONNECT_CHECK)
+            for watcher, transport in list(self.watches.items()):
+                if transport is None or transport.is_closing():
+                    del self.watches[watcher]
+                    watcher.queue.put_nowait(DISCONNECTED)
+        loop = asyncio.get_running_loop()
+        if _SWEEPERS.get(loop) is self:
+            del _SWEEPERS[loop]
+
+
+# weak: a loop that is gone takes its sweeper with it
+_SWEEPERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweeper] = weakref.WeakKeyDictionary()
+
+
+def _sweeper() -> _Sweeper:
+    loop = asyncio.get_running_loop()
+    sweeper = _SWEEPERS.get(loop)
+    if sweeper is None:
+        sweeper = _SWEEPERS[loop] = _Sweeper()
+    return sweeper
+
+
 class Watches:
     """The open watches of one server."""
 
@@ -90,9 +145,11 @@ class Watches:
         options: WatchOptions,
         mode: str,
         include: str,
+        name: str = "",
     ) -> web.StreamResponse:
         """Stream the changes of ``rt`` in ``namespace`` (all when empty) that ``matches``
-        selects, as JSON lines, as Tables when ``mode`` is ``"table"``, or as protobuf frames."""
+        selects (all named ``name``, when given), as JSON lines, as Tables when ``mode`` is
+        ``"table"``, or as protobuf frames."""
         requested_rv = resource_version_param(request.query)
         # a watch list at a resourceVersion ahead waits for it (an ERROR event below if in vain);
         # a plain watch from a future resourceVersion just starts there, as kube-apiserver's does
@@ -124,7 +181,9 @@ class Watches:
             assert requested_rv is not None
             await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
             return response
-        watcher = self.store.subscribe(rt.storage_key)
+        watcher = self.store.subscribe(rt.storage_key, namespace, name)
+        sweeper = _sweeper()
+        sweeper.add(watcher, request.transport)
         self.count += 1
         current = asyncio.current_task()
         if current is not None:
@@ -133,7 +192,12 @@ class Watches:
             initial: list[tuple[str, Obj]] = []
             backlog: list[Event] = []
             if requested_rv is None or options.send_initial:
-                for obj in self.store.items(rt.storage_key, namespace or None):
+                if name and (namespace or not rt.namespaced):
+                    found = self.store.get(rt.storage_key, namespace, name)
+                    candidates = [] if found is None else [found]
+                else:
+                    candidates = self.store.items(rt.storage_key, namespace or None)
+                for obj in candidates:
                     if matches(obj):
                         initial.append(("ADDED", obj))
             else:
@@ -171,9 +235,7 @@ class Watches:
                     else remaining
                 )
                 try:
-                    # wake at least every DISCONNECT_CHECK seconds: an idle watch
-                    # must notice a client that went away (Go cancels its context)
-                    async with asyncio.timeout(max(min(wait, DISCONNECT_CHECK), 0.01)):
+                    async with asyncio.timeout(max(wait, 0.01)):
                         event = await watcher.queue.get()
                 except TimeoutError:
                     transport = request.transport
@@ -190,12 +252,15 @@ class Watches:
                         )
                         last_bookmark = time.monotonic()
                     continue
+                if event is DISCONNECTED:
+                    break
                 if requested_rv is None or event.rv > requested_rv:
                     await self._send_event(send, rt, namespace, matches, event)
         except ConnectionResetError:
             return response
         finally:
             self.store.unsubscribe(rt.storage_key, watcher)
+            sweeper.discard(watcher)
             self.count -= 1
             if current is not None:
                 self._tasks.discard(current)

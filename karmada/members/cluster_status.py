@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import datetime
 import logging
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from karmada.clusters.conditions import find, set_condition
 from karmada.clusters.summary import node_summary, resource_summary
 from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS, LEASES
-from karmada.members.member import api_enablements, kubernetes_version, node_and_pod_informers, probe_health
+from karmada.members.member import Discovery, kubernetes_version, node_and_pod_informers, probe_health
 from karmada.registration.identity import CLUSTER_LABEL
 from karmada.timestamps import format_micro_time, now_time, utcnow
 
@@ -85,6 +84,15 @@ class ReadyThresholds:
         return observed
 
 
+def _working_copy(status: Obj) -> Obj:
+    """A copy of a Cluster status this controller may change: a round replaces the collected
+    fields whole and changes only the conditions in place, so only those are copied (a deep copy
+    of every API enablement each round was the largest cost of an idle agent)."""
+    copied = dict(status)
+    copied["conditions"] = [dict(c) for c in status.get("conditions") or []]
+    return copied
+
+
 class ClusterStatusController:
     """Keeps ``Cluster.status`` and the heartbeat Lease of one cluster current."""
 
@@ -97,7 +105,9 @@ class ClusterStatusController:
         self.options = options
         self.thresholds = ReadyThresholds(options.cluster_success_threshold, options.cluster_failure_threshold)
         self.nodes, self.pods = node_and_pod_informers(member)
+        self.discovery = Discovery(member)
         self._lease_task: asyncio.Task[None] | None = None
+        self._lease: Obj | None = None  # the Lease as last written, renewed without a read
         self._caches_started = False
         self._wake = asyncio.Event()
         self.member_healthy: bool | None = None  # the last probe's verdict; None before the first
@@ -140,7 +150,7 @@ class ClusterStatusController:
         observed = READY if online and healthy else NOT_READY if online else NOT_REACHABLE
         current = find((cluster.get("status") or {}).get("conditions"), "Ready")
         ready = self.thresholds.adjust(current, observed, utcnow())
-        status = copy.deepcopy(cluster.get("status") or {})
+        status = _working_copy(cluster.get("status") or {})
         if online and healthy and ready[0] == "True":
             self._start_heartbeat()
             await self._collect(cluster, status)
@@ -157,7 +167,9 @@ class ClusterStatusController:
             status["kubernetesVersion"] = await kubernetes_version(self.member)
         except KubeError as exc:
             log.warning("cannot read the member's version: %s", exc.message)
-        enablements, complete = await api_enablements(self.member)
+        enablements, complete = await self.discovery.enablements()
+        if enablements == status.get("apiEnablements"):
+            enablements = status["apiEnablements"]  # unchanged: keep the published list itself
         status["apiEnablements"] = enablements
         now = now_time()
         conditions = status.setdefault("conditions", [])
@@ -200,9 +212,23 @@ class ClusterStatusController:
             await asyncio.sleep(interval)
 
     async def renew_lease(self) -> None:
-        """Set holder, duration and renewTime of the cluster Lease, owned by the Cluster."""
+        """Set holder, duration and renewTime of the cluster Lease, owned by the Cluster.
+
+        As client-go's lease controller: the Lease last written is renewed without reading it
+        again; it is read when there is none yet, and again after a conflict (someone else
+        wrote it) or any failure."""
+        try:
+            self._lease = await self._renew(self._lease)
+        except KubeError as exc:
+            self._lease = None
+            if not exc.conflict:
+                raise
+            self._lease = await self._renew(None)
+
+    async def _renew(self, lease: Obj | None) -> Obj:
         name, namespace = self.options.cluster_name, self.options.cluster_namespace
-        lease = await self.control_plane.get_or_none(LEASES, name, namespace)
+        if lease is None:
+            lease = await self.control_plane.get_or_none(LEASES, name, namespace)
         created = lease is None
         if lease is None:
             # a Push cluster's Lease is made here (a Pull cluster's, by the control plane at approval)
@@ -230,6 +256,5 @@ class ClusterStatusController:
             if not any(r.get("uid") == owner["uid"] for r in references):
                 references.append(owner)
         if created:
-            await self.control_plane.create(LEASES, lease, namespace)
-        else:
-            await self.control_plane.update(LEASES, lease, namespace)
+            return await self.control_plane.create(LEASES, lease, namespace)
+        return await self.control_plane.update(LEASES, lease, namespace)

@@ -73,16 +73,38 @@ async def kubernetes_version(member: KubeClient) -> str:
     return str((await member.raw_get("/version")).get("gitVersion", ""))
 
 
-async def api_enablements(member: KubeClient) -> tuple[list[Obj], bool]:
-    """``([{groupVersion, resources: [{name, kind}]}], complete)`` sorted as Karmada sorts them."""
+class Discovery:
+    """The member's API enablements, read afresh each time (as Karmada's status controller reads
+    them every round) but turned into the sorted list only when the aggregated discovery
+    documents changed since the last read: an idle cluster's answer is the same every time."""
+
+    def __init__(self, member: KubeClient) -> None:
+        self.member = member
+        self._documents: list[tuple[str, Obj]] | None = None
+        self._result: tuple[list[Obj], bool] | None = None
+
+    async def enablements(self) -> tuple[list[Obj], bool]:
+        documents: list[tuple[str, Obj]] = []
+        complete = True
+        for path in ("/api", "/apis"):
+            try:
+                documents.append((path, await self.member.execute_with_accept(path, AGGREGATED)))
+            except KubeError:
+                complete = False
+        if complete and self._result is not None and documents == self._documents:
+            return self._result
+        result = await _enablements(self.member, documents, complete=complete)
+        # partial answers, and plain discovery (which reads a document per group version), are not kept
+        kept = complete and all(d.get("kind") == "APIGroupDiscoveryList" for _, d in documents)
+        self._documents, self._result = (documents, result) if kept else (None, None)
+        return result
+
+
+async def _enablements(
+    member: KubeClient, documents: list[tuple[str, Obj]], *, complete: bool
+) -> tuple[list[Obj], bool]:
     found: dict[str, list[Obj]] = {}
-    complete = True
-    for path in ("/api", "/apis"):
-        try:
-            document = await member.execute_with_accept(path, AGGREGATED)
-        except KubeError:
-            complete = False
-            continue
+    for path, document in documents:
         if document.get("kind") != "APIGroupDiscoveryList":
             complete = await _plain_discovery(member, path, document, found) and complete
             continue
