@@ -9,7 +9,10 @@ a loop that fails anyway is logged and restarted with backoff by the
 :class:`~karmada.kube.supervise.Supervisor` it runs under.
 
 Readiness (``/readyz``): registered (the Cluster object found), and, while
-leading, the caches of the Cluster and of the Works synced.
+leading, the caches of the Cluster and of the Works synced. An agent of a
+fleet (:mod:`agent.fleet`) is ready only while it is doing its job:
+registered, leading with its caches synced, and its member answering its
+health probe; :meth:`Agent.state` says what it waits for otherwise.
 """
 
 from __future__ import annotations

@@ -312,7 +312,8 @@ async def run(options: argparse.Namespace, directory: Path) -> dict[str, Any]:
                 return (await asyncio.to_thread(fetch, f"http://127.0.0.1:{probe_port}/readyz"))[0] == 200
 
             await wait(readyz, 120, "the fleet's /readyz", agent)
-            terminate(controlplane)
+            # in a thread: this loop serves the control plane's API, which must not pause meanwhile
+            await asyncio.to_thread(terminate, controlplane)
             say(f"karmada-controlplane stopped; settling {options.settle:g}s")
             await asyncio.sleep(options.settle)
 
@@ -330,7 +331,7 @@ async def run(options: argparse.Namespace, directory: Path) -> dict[str, Any]:
                 await asyncio.gather(*(client.close() for client in clients))
             if agent.poll() is not None:
                 raise SystemExit(f"the agent process exited ({agent.returncode}) during the measurement")
-            code = terminate(agent)
+            code = await asyncio.to_thread(terminate, agent)
             return report(options, before, after, code, profile)
     finally:
         for process in reversed(processes):
@@ -372,7 +373,7 @@ def report(
     options: argparse.Namespace, before: Snapshot, after: Snapshot, code: int, profile: list[tuple[str, int]]
 ) -> dict[str, Any]:
     elapsed = after.when - before.when
-    agents = options.agents
+    agents: int = options.agents
     cpu = after.cpu - before.cpu
     load = os.getloadavg()
     print()
@@ -385,7 +386,7 @@ def report(
 
     def rates(name: str, later: Counter[tuple[str, str]], earlier: Counter[tuple[str, str]]) -> float:
         delta = {key: later[key] - earlier[key] for key in later if later[key] - earlier[key] > 0}
-        total = sum(delta.values()) / elapsed / agents
+        total = float(sum(delta.values())) / elapsed / agents
         print(f"  requests/s per agent to {name} (resource requests, by verb and resource): {total:.3f}")
         for (verb, resource), count in sorted(delta.items(), key=lambda item: -item[1]):
             print(f"    {verb:<6} {resource:<28} {count / elapsed / agents:.3f}")

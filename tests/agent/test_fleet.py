@@ -10,6 +10,7 @@ stops the process cleanly."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import socket
@@ -161,9 +162,13 @@ def propagate(pull_mode: PullMode, name: str) -> None:
     pull_mode.admin("apply", "-f", "-", stdin=json.dumps(policy))
 
 
+def is_ready(pull_mode: PullMode, name: str) -> bool:
+    return pull_mode.ready(name) == "True"
+
+
 def landed(pull_mode: PullMode, members: Members, member: str, deployment: str) -> bool:
     kubectl = pull_mode.member_admin(members.servers[member], member)
-    return kubectl("get", "deployment", deployment, check=False).returncode == 0
+    return bool(kubectl("get", "deployment", deployment, check=False).returncode == 0)
 
 
 def test_a_fleet_of_three_runs_and_one_failing_member_stops_only_its_agent(
@@ -178,12 +183,12 @@ def test_a_fleet_of_three_runs_and_one_failing_member_stops_only_its_agent(
     fleet = Fleet(pull_mode.workdir, entries, "fleet")
     try:
         for name in NAMES:
-            wait_for(lambda name=name: pull_mode.ready(name) == "True", timeout=40, what=f"{name} Ready")
+            wait_for(functools.partial(is_ready, pull_mode, name), timeout=40, what=f"{name} Ready")
         wait_for(lambda: fleet.readyz()[0] == 200, timeout=20, what="the fleet's /readyz")
         assert "[+]member1 ok\n[+]member2 ok\n[+]member3 ok\n" in fleet.readyz()[1]
         propagate(pull_mode, "shop")
         for name in NAMES:
-            wait_for(lambda name=name: landed(pull_mode, members, name, "shop"), timeout=30, what=f"shop in {name}")
+            wait_for(functools.partial(landed, pull_mode, members, name, "shop"), timeout=30, what=f"shop in {name}")
         status, metrics = get(fleet.metrics_port, "/metrics")
         assert status == 200
         for name in NAMES:  # one /metrics for the process, with every member's requests
@@ -199,7 +204,7 @@ def test_a_fleet_of_three_runs_and_one_failing_member_stops_only_its_agent(
             assert pull_mode.ready(name) == "True"
         propagate(pull_mode, "cart")
         for name in ("member1", "member2"):
-            wait_for(lambda name=name: landed(pull_mode, members, name, "cart"), timeout=30, what=f"cart in {name}")
+            wait_for(functools.partial(landed, pull_mode, members, name, "cart"), timeout=30, what=f"cart in {name}")
 
         members.start("member3")
         wait_for(lambda: pull_mode.ready("member3") == "True", timeout=40, what="member3 Ready again")
