@@ -19,6 +19,18 @@ point. A remembered port that another program took meanwhile is replaced, and
 ``up`` says so. Each program's ``/metrics`` gets its own loopback port the same
 way (``<program>-metrics`` in ``ports.json``; ``up`` prints each URL), since
 Karmada's default ``:8080`` can serve only one of them on a shared host.
+
+Many members (``members_per_process`` > 1, for simulation only): the members
+are cut, in order, into groups of that many; each group is one ``localkube
+serve --fleet FILE`` process (an independent API server per member, each on
+its member's remembered port) and one ``karmada-agent --fleet FILE`` process
+for the group's pull members (an agent per member, each with its own
+credentials from its own registration). Fleet files are 0600 in the sandbox
+directory. Grouped agents run with ``--leader-elect=false``: each simulated
+agent is the only candidate for its Lease, and an election among one would
+cost a Lease write every 2 s per cluster for nothing. Registration stays the
+real flow per member, ``REGISTER_CONCURRENCY`` at a time; a group's agent
+process starts once all of the group's members are registered.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import math
 import shutil
 import socket
 import time
@@ -57,6 +70,10 @@ PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
 WEBHOOK = "karmada-webhook"
 READY_MARKER = "localkube serving on "
+FLEET_READY_MARKER = "localkube fleet serving "
+REGISTER_CONCURRENCY = 8  # registrations in flight: each is a few requests and a CSR the control plane approves
+PROGRESS_EVERY = 50  # beyond this many members, progress comes as counts every this many, not a line per member
+AGENT_FLEET_FLAGS = ("cluster-name", "cluster-api-endpoint", "karmada-kubeconfig", "kubeconfig")
 CONTROLLER_MANAGER = "karmada-controlplane"
 WEBHOOK_READY_MARKER = " serving on https://"
 
@@ -68,6 +85,40 @@ def metrics_port_name(program: str) -> str:
 
 def agent_name(member: str) -> str:
     return f"karmada-agent-{member}"
+
+
+def default_ready_timeout(members: int) -> float:
+    """How long ``up`` waits for Ready once every member registered: 180 s, plus half a
+    second a member beyond 100 (the first status of each agent queues behind the others)."""
+    return 180.0 + 0.5 * max(0, members - 100)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The processes serving some members: one API server process (``server``) and, unless
+    every member is in push mode, one agent process (``agent``)."""
+
+    server: str
+    agent: str | None
+    members: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"server": self.server, "agent": self.agent, "members": self.members}
+
+
+def plan_groups(members: list[str], push: set[str], per_process: int) -> list[Group]:
+    """Today's layout for 1 (a process of its own per member's server and agent, named as
+    before); else ``ceil(len(members) / per_process)`` groups of consecutive members."""
+    if per_process < 1:
+        raise SandboxError(f"--members-per-process must be at least 1, not {per_process}")
+    if per_process == 1:
+        return [Group(m, None if m in push else agent_name(m), [m]) for m in members]
+    groups = []
+    for index in range(math.ceil(len(members) / per_process)):
+        chunk = members[index * per_process : (index + 1) * per_process]
+        pull = any(m not in push for m in chunk)
+        groups.append(Group(f"localkube-group{index + 1}", f"karmada-agent-group{index + 1}" if pull else None, chunk))
+    return groups
 
 
 def _metrics_flag(sandbox: Sandbox, program: str, say: Callable[[str], None]) -> str:
@@ -91,10 +142,12 @@ class SandboxOptions:
     node_memory: str = "32Gi"
     node_pods: int = 110
     simulate_workloads: bool = True
-    ready_timeout: float = 180.0
+    ready_timeout: float | None = None  # None: default_ready_timeout(len(members))
     webhook: bool = True  # start karmada-webhook and register it (the API server calls it if it can)
     controlplane_args: list[str] = field(default_factory=list)  # extra karmada-controlplane flags
     push_members: set[str] = field(default_factory=set)  # joined in Push mode (no agent); the rest register
+    members_per_process: int = 1  # > 1: members grouped into fleet processes (simulation only)
+    register_concurrency: int = REGISTER_CONCURRENCY
 
 
 @dataclass
@@ -105,6 +158,9 @@ class Sandbox:
     processes: list[ProcessRecord]
     members: list[str]
     ports: dict[str, int] = field(default_factory=dict)
+    groups: list[Group] = field(default_factory=list)
+    push_members: set[str] = field(default_factory=set)
+    members_per_process: int = 1
 
     @classmethod
     def load(cls, directory: Path) -> Sandbox | None:
@@ -113,12 +169,31 @@ class Sandbox:
             return None
         data = json.loads(path.read_text())
         processes = [ProcessRecord(**p) for p in data["processes"]]
-        return cls(directory, processes, list(data["members"]), dict(data.get("ports") or {}))
+        members = list(data["members"])
+        push = set(data.get("pushMembers") or [])
+        groups = [Group(g["server"], g.get("agent"), list(g["members"])) for g in data.get("groups") or []]
+        per_process = int(data.get("membersPerProcess") or 1)
+        ports = dict(data.get("ports") or {})
+        return cls(directory, processes, members, ports, groups or plan_groups(members, push, 1), push, per_process)
 
     def save(self) -> None:
-        state = {"processes": [p.to_dict() for p in self.processes], "members": self.members, "ports": self.ports}
-        write_private(self.directory / STATE_FILE, json.dumps(state, indent=2).encode())
+        state = {
+            "processes": [p.to_dict() for p in self.processes],
+            "members": self.members,
+            "pushMembers": sorted(self.push_members),
+            "membersPerProcess": self.members_per_process,
+            "groups": [g.to_dict() for g in self.groups],
+            "ports": self.ports,
+        }
+        write_private(self.directory / STATE_FILE, json.dumps(state, indent=1).encode())
         write_private(self.directory / PORTS_FILE, json.dumps(self.ports, indent=2).encode())
+
+    def group_of(self) -> dict[str, Group]:
+        """Each member's group."""
+        return {member: group for group in self.groups for member in group.members}
+
+    def fleet_file(self, process: str) -> Path:
+        return self.directory / f"{process}.fleet.json"
 
     @property
     def run_dir(self) -> Path:
@@ -164,26 +239,30 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _any_free_port(taken: set[int]) -> int:
+def _any_free_port(*taken: set[int]) -> int:
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
-        if port not in taken:
+        if not any(port in ports for ports in taken):
             return port
 
 
 def choose_ports(names: list[str], remembered: dict[str, int], say: Callable[[str], None]) -> dict[str, int]:
-    """A port per API server: the remembered one while it is free, else a new one."""
+    """A port per API server: the remembered one while it is free, else a new one
+    (linear in the number of names: the ports in use are kept in a set)."""
     ports: dict[str, int] = {}
+    used: set[int] = set()
+    others = set(remembered.values())
     for name in names:
         port = remembered.get(name)
-        if port and port not in ports.values() and _port_free(port):
-            ports[name] = port
-            continue
-        ports[name] = _any_free_port(set(ports.values()) | set(remembered.values()))
-        if port:
-            say(f"{name}: port {port} is taken by another program; using {ports[name]}")
+        if not (port and port not in used and _port_free(port)):
+            chosen = _any_free_port(used, others)
+            if port:
+                say(f"{name}: port {port} is taken by another program; using {chosen}")
+            port = chosen
+        ports[name] = port
+        used.add(port)
     return ports
 
 
@@ -197,6 +276,28 @@ def _localkube(sandbox: Sandbox, name: str, extra: list[str]) -> tuple[ProcessRe
     return record, kubeconfig
 
 
+def _localkube_fleet(sandbox: Sandbox, group: Group, extra: list[str]) -> tuple[ProcessRecord, dict[str, Path]]:
+    """One ``localkube serve --fleet`` process for the group's members, each on its own port."""
+    clusters, kubeconfigs = [], {}
+    for member in group.members:
+        data = private_directory(sandbox.directory / member)
+        kubeconfigs[member] = data / "admin.kubeconfig"
+        clusters.append(
+            {
+                "name": member,
+                "port": sandbox.ports[member],
+                "dataDir": str(data),
+                "kubeconfigOut": str(kubeconfigs[member]),
+                "nodeNamePrefix": member,
+            }
+        )
+    fleet = sandbox.fleet_file(group.server)
+    write_private(fleet, json.dumps({"clusters": clusters}, indent=1).encode())
+    args = [*python_module("localkube"), "serve", "--fleet", str(fleet), *extra]
+    record = start(group.server, args, sandbox.directory / "logs" / f"{group.server}.log", sandbox.run_dir)
+    return record, kubeconfigs
+
+
 async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     """Start everything and wait until every member is Ready."""
     for name in options.members:
@@ -205,14 +306,17 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
             raise SandboxError(f'invalid member name "{name}": {problems[0]}')
     if len(set(options.members)) != len(options.members):
         raise SandboxError("member names must be unique")
+    groups = plan_groups(options.members, options.push_members, options.members_per_process)
     directory = options.directory
     private_directory(directory)
     _check_directory(directory)
     began = time.monotonic()
-    programs = [CONTROLLER_MANAGER, WEBHOOK, *(agent_name(m) for m in options.members)]
+    programs = [CONTROLLER_MANAGER, WEBHOOK, *(g.agent for g in groups if g.agent)]
     names = [CONTROL_PLANE, *options.members, WEBHOOK, *(metrics_port_name(p) for p in programs)]
     ports = choose_ports(names, _remembered_ports(directory), say)
-    sandbox = Sandbox(directory, [], list(options.members), ports)
+    sandbox = Sandbox(
+        directory, [], list(options.members), ports, groups, set(options.push_members), options.members_per_process
+    )
     try:
         await _bring_up(sandbox, options, say)
     except BaseException:
@@ -225,7 +329,8 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
 
 async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[str], None]) -> None:
     directory = sandbox.directory
-    servers: dict[str, tuple[ProcessRecord, Path]] = {CONTROL_PLANE: _localkube(sandbox, CONTROL_PLANE, [])}
+    began = time.monotonic()
+    control_plane_record, control_plane_kubeconfig = _localkube(sandbox, CONTROL_PLANE, [])
     simulation = [
         f"--simulate-nodes={options.nodes_per_member}",
         f"--node-cpu={options.node_cpu}",
@@ -234,14 +339,31 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
     ]
     if options.simulate_workloads:
         simulation.append("--simulate-workloads")
-    for member in options.members:
-        servers[member] = _localkube(sandbox, member, [*simulation, f"--node-name-prefix={member}"])
-    sandbox.processes.extend(record for record, _ in servers.values())
+    kubeconfigs: dict[str, Path] = {}
+    servers: list[tuple[Group, ProcessRecord]] = []
+    for group in sandbox.groups:
+        if options.members_per_process == 1:
+            member = group.members[0]
+            record, kubeconfigs[member] = _localkube(sandbox, member, [*simulation, f"--node-name-prefix={member}"])
+        else:
+            record, paths = _localkube_fleet(sandbox, group, simulation)
+            kubeconfigs.update(paths)
+        servers.append((group, record))
+    sandbox.processes.extend([control_plane_record, *(record for _, record in servers)])
     sandbox.save()
-    for name, (record, _) in servers.items():
-        line = await asyncio.to_thread(wait_for_line, record, READY_MARKER, 30)
-        say(f"{name}: {line.split(READY_MARKER, 1)[1].strip()}")
-    control_plane_kubeconfig = servers[CONTROL_PLANE][1]
+    line = await asyncio.to_thread(wait_for_line, control_plane_record, READY_MARKER, 30)
+    say(f"{CONTROL_PLANE}: {line.split(READY_MARKER, 1)[1].strip()}")
+    for group, record in servers:
+        if options.members_per_process == 1:
+            line = await asyncio.to_thread(wait_for_line, record, READY_MARKER, 30)
+            say(f"{group.server}: {line.split(READY_MARKER, 1)[1].strip()}")
+        else:
+            # certificates and simulated nodes for each of its clusters: give a big group its time
+            await asyncio.to_thread(wait_for_line, record, FLEET_READY_MARKER, 30 + len(group.members))
+            say(
+                f"{group.server}: {len(group.members)} API servers ({group.members[0]} .. {group.members[-1]})"
+                f" serving ({time.monotonic() - began:.0f}s)"
+            )
     config = from_kubeconfig(control_plane_kubeconfig)
     init_options = InitOptions()
     if options.webhook:
@@ -264,16 +386,60 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         )
         sandbox.processes.append(controlplane)
         sandbox.save()
-        await asyncio.gather(
-            *(
-                _join_push(client, name, servers[name][1], say)
-                if name in options.push_members
-                else _join(sandbox, client, config.server, name, servers[name][1], options, say)
-                for name in options.members
-            )
-        )
-        _write_kubeconfigs(sandbox, control_plane_kubeconfig, {m: servers[m][1] for m in options.members})
-        await _wait_ready(client, options.members, options.ready_timeout, sandbox)
+        progress = _Progress(len(sandbox.members), say)
+        gate = asyncio.Semaphore(max(1, options.register_concurrency))
+
+        async def member_joined(name: str) -> tuple[Path, list[str]] | None:
+            """Push: joined. Pull: registered; its credentials and agent command line."""
+            async with gate:
+                if name in sandbox.push_members:
+                    await _join_push(client, name, kubeconfigs[name])
+                    progress.done(name, f"{name}: joined in push mode (no agent)")
+                    return None
+                registered = await _register(client, config.server, name, kubeconfigs[name], sandbox.directory)
+                if options.members_per_process > 1:
+                    progress.done(name, f"{name}: registered (token, CSR approved)")
+                return registered
+
+        async def group_joined(group: Group) -> None:
+            joined = await asyncio.gather(*(member_joined(m) for m in group.members))
+            registered = {m: j for m, j in zip(group.members, joined, strict=True) if j is not None}
+            if group.agent is None:
+                return
+            if options.members_per_process == 1:
+                name = group.members[0]
+                credentials, command = registered[name]
+                _start_agent(sandbox, name, credentials, command, kubeconfigs[name], say)
+                progress.done(name, f"{name}: registered (token, CSR approved) and its agent started")
+            else:
+                _start_agent_fleet(sandbox, group, registered, kubeconfigs, say)
+                say(f"{group.agent}: started for {len(registered)} members ({time.monotonic() - began:.0f}s)")
+
+        await asyncio.gather(*(group_joined(g) for g in sandbox.groups))
+        _write_kubeconfigs(sandbox, control_plane_kubeconfig, kubeconfigs)
+        timeout = options.ready_timeout
+        if timeout is None:
+            timeout = default_ready_timeout(len(sandbox.members))
+        await _wait_ready(client, sandbox.members, timeout, sandbox, say)
+
+
+class _Progress:
+    """Registration progress a user can follow at any size: a line per member up to
+    ``PROGRESS_EVERY`` members, beyond that a count every ``PROGRESS_EVERY`` with the time."""
+
+    def __init__(self, total: int, say: Callable[[str], None]) -> None:
+        self.total = total
+        self.say = say
+        self.count = 0
+        self.began = time.monotonic()
+
+    def done(self, name: str, line: str) -> None:
+        self.count += 1
+        if self.total <= PROGRESS_EVERY:
+            self.say(line)
+        elif self.count % PROGRESS_EVERY == 0 or self.count == self.total:
+            elapsed = time.monotonic() - self.began
+            self.say(f"members registered: {self.count}/{self.total} ({elapsed:.0f}s)")
 
 
 async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str], None]) -> InitOptions:
@@ -303,16 +469,11 @@ async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str]
     return InitOptions(webhook_url=url, webhook_cert_dir=cert_dir)
 
 
-async def _join(
-    sandbox: Sandbox,
-    control_plane: KubeClient,
-    server: str,
-    name: str,
-    member_kubeconfig: Path,
-    options: SandboxOptions,
-    say: Callable[[str], None],
-) -> None:
-    """Token, register, agent: the same flow a user runs by hand."""
+async def _register(
+    control_plane: KubeClient, server: str, name: str, member_kubeconfig: Path, directory: Path
+) -> tuple[Path, list[str]]:
+    """Token and register, the same flow a user runs by hand; the agent's credentials
+    (written from the Secret register created) and the command line of its Deployment."""
     token: BootstrapToken = await create_token(control_plane, ttl_seconds=3600, description=f"sandbox: {name}")
     member_config = from_kubeconfig(member_kubeconfig)
     settings = AgentSettings(cluster_name=name, cluster_api_endpoint=member_config.server)
@@ -333,67 +494,143 @@ async def _join(
             await delete_token(control_plane, token.id)
         deployment = await member.get(DEPLOYMENTS, AGENT_NAME, settings.namespace)
         secret = await member.get(SECRETS, KUBECONFIG_SECRET, settings.namespace)
-    credentials = sandbox.directory / name / "karmada-agent.kubeconfig"
+    credentials = directory / name / "karmada-agent.kubeconfig"
     write_private(credentials, base64.b64decode(secret["data"][KUBECONFIG_SECRET]))
-    command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    command: list[str] = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    return credentials, command[1:]
+
+
+def _start_agent(
+    sandbox: Sandbox, name: str, credentials: Path, command: list[str], kubeconfig: Path, say: Callable[[str], None]
+) -> None:
+    """The agent with the command line of the Deployment register created (no kubelet runs it)."""
     args = [
         *python_module("agent"),
-        *(
-            f"--karmada-kubeconfig={credentials}" if arg.startswith("--karmada-kubeconfig=") else arg
-            for arg in command[1:]
-        ),
-        f"--kubeconfig={member_kubeconfig}",
-        _metrics_flag(sandbox, agent_name(name), say),
+        *(f"--karmada-kubeconfig={credentials}" if arg.startswith("--karmada-kubeconfig=") else arg for arg in command),
+        f"--kubeconfig={kubeconfig}",
+        _metrics_flag(sandbox, agent_name(name), say if len(sandbox.members) <= PROGRESS_EVERY else lambda _: None),
     ]
     log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
     record = start(agent_name(name), args, log, sandbox.run_dir)
     sandbox.processes.append(record)
     sandbox.save()
-    say(f"{name}: registered (token, CSR approved) and its agent started")
 
 
-async def _join_push(control_plane: KubeClient, name: str, member_kubeconfig: Path, say: Callable[[str], None]) -> None:
+def _flag_name(arg: str) -> str:
+    return arg.split("=", 1)[0].removeprefix("--")
+
+
+def _start_agent_fleet(
+    sandbox: Sandbox,
+    group: Group,
+    registered: dict[str, tuple[Path, list[str]]],
+    kubeconfigs: dict[str, Path],
+    say: Callable[[str], None],
+) -> None:
+    """One ``karmada-agent --fleet`` process for the group's pull members: each entry its
+    member's name, endpoint and credentials; the rest of the Deployments' command line
+    (the same for every member) once, for all of them."""
+    assert group.agent is not None
+    agents, shared = [], None
+    for name, (credentials, command) in registered.items():
+        flags = {_flag_name(arg): arg.split("=", 1)[1] for arg in command if "=" in arg}
+        agents.append(
+            {
+                "cluster-name": name,
+                "kubeconfig": str(kubeconfigs[name]),
+                "karmada-kubeconfig": str(credentials),
+                "cluster-api-endpoint": flags["cluster-api-endpoint"],
+            }
+        )
+        rest = [arg for arg in command if _flag_name(arg) not in AGENT_FLEET_FLAGS]
+        if shared is None:
+            shared = rest
+        elif rest != shared:
+            raise SandboxError(f"{name}: its agent's command line differs from the rest of {group.agent}: {rest}")
+    fleet = sandbox.fleet_file(group.agent)
+    write_private(fleet, json.dumps({"agents": agents}, indent=1).encode())
+    args = [
+        *python_module("agent"),
+        f"--fleet={fleet}",
+        *(arg for arg in shared or [] if _flag_name(arg) not in ("leader-elect", "metrics-bind-address")),
+        # each simulated agent is the only one of its cluster: an election among one candidate
+        # would cost a Lease write every 2 s per cluster and decide nothing
+        "--leader-elect=false",
+        _metrics_flag(sandbox, group.agent, say),
+    ]
+    record = start(group.agent, args, sandbox.directory / "logs" / f"{group.agent}.log", sandbox.run_dir)
+    sandbox.processes.append(record)
+    sandbox.save()
+
+
+async def _join_push(control_plane: KubeClient, name: str, member_kubeconfig: Path) -> None:
     """``kubectl karmada join``: the control plane works this member itself."""
     member_config = from_kubeconfig(member_kubeconfig)
     async with KubeClient(member_config) as member:
         await join(control_plane, member, member_config, JoinOptions(cluster_name=name), lambda line: None)
-    say(f"{name}: joined in push mode (no agent)")
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: members.config at 1,000 members
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _write_kubeconfigs(sandbox: Sandbox, control_plane: Path, members: dict[str, Path]) -> None:
+    """``karmada.config`` and ``members.config`` (a context per member, in member order): one
+    read of each member's kubeconfig, one write, linear in the number of members."""
+
     def renamed(path: Path, name: str) -> dict[str, Any]:
-        data: dict[str, Any] = yaml.safe_load(path.read_text())
+        data: dict[str, Any] = yaml.load(path.read_text(), Loader=_Loader)  # a safe loader (libyaml when present)
         data["clusters"][0]["name"] = name
         data["users"][0]["name"] = f"{name}-admin"
         data["contexts"] = [{"name": name, "context": {"cluster": name, "user": f"{name}-admin"}}]
         data["current-context"] = name
         return data
 
-    write_private(
-        sandbox.karmada_config, yaml.safe_dump(renamed(control_plane, CONTROL_PLANE), sort_keys=False).encode()
-    )
-    merged = merge_kubeconfigs([renamed(path, name) for name, path in members.items()])
-    write_private(sandbox.members_config, yaml.safe_dump(merged, sort_keys=False).encode())
+    def dump(data: dict[str, Any]) -> bytes:
+        return yaml.dump(data, Dumper=_Dumper, sort_keys=False).encode()
+
+    write_private(sandbox.karmada_config, dump(renamed(control_plane, CONTROL_PLANE)))
+    merged = merge_kubeconfigs([renamed(members[name], name) for name in sandbox.members])
+    write_private(sandbox.members_config, dump(merged))
 
 
-async def _wait_ready(client: KubeClient, members: list[str], timeout: float, sandbox: Sandbox) -> None:
+def ready_members(clusters: list[dict[str, Any]]) -> set[str]:
+    """The names of the Clusters whose Ready condition is True."""
+    return {
+        cluster["metadata"]["name"]
+        for cluster in clusters
+        if any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (cluster.get("status") or {}).get("conditions") or []
+        )
+    }
+
+
+async def _wait_ready(
+    client: KubeClient, members: list[str], timeout: float, sandbox: Sandbox, say: Callable[[str], None]
+) -> None:
+    """Poll with one LIST of Clusters (not a GET per member); at many members, less often
+    and with a count of the Ready ones every ten seconds."""
     deadline = time.monotonic() + timeout
+    wanted = set(members)
+    interval = 0.3 if len(members) <= PROGRESS_EVERY else 1.0
+    began = last_said = time.monotonic()
     while True:
-        ready = set()
-        for name in members:
-            cluster = await client.get_or_none(CLUSTERS, name)
-            conditions = ((cluster or {}).get("status") or {}).get("conditions") or []
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-                ready.add(name)
-        if ready == set(members):
+        listed = await client.list(CLUSTERS)
+        ready = ready_members(listed.get("items") or []) & wanted
+        if ready == wanted:
             return
         dead = [p.name for p in sandbox.processes if not p.alive()]
         if dead:
             raise SandboxError(f"{', '.join(dead)} stopped; see the logs in {sandbox.directory / 'logs'}")
         if time.monotonic() > deadline:
-            missing = ", ".join(sorted(set(members) - ready))
-            raise SandboxError(f"{missing} not Ready after {timeout:g}s; see the logs in {sandbox.directory / 'logs'}")
-        await asyncio.sleep(0.3)
+            missing = sorted(wanted - ready)
+            shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+            raise SandboxError(f"{shown} not Ready after {timeout:g}s; see the logs in {sandbox.directory / 'logs'}")
+        if len(members) > PROGRESS_EVERY and time.monotonic() - last_said >= 10:
+            last_said = time.monotonic()
+            say(f"members Ready: {len(ready)}/{len(members)} ({last_said - began:.0f}s)")
+        await asyncio.sleep(interval)
 
 
 def down(sandbox: Sandbox, say: Callable[[str], None]) -> None:
@@ -410,6 +647,10 @@ def down(sandbox: Sandbox, say: Callable[[str], None]) -> None:
             say(f"stopped {record.name} (pid {record.pid})")
     for name in [CONTROL_PLANE, *sandbox.members, WEBHOOK, "logs", "run"]:
         _remove_tree(sandbox.directory / name)
+    for group in sandbox.groups:
+        for process in (group.server, group.agent):
+            if process is not None:
+                sandbox.fleet_file(process).unlink(missing_ok=True)
     for path in (sandbox.karmada_config, sandbox.members_config, sandbox.directory / STATE_FILE):
         path.unlink(missing_ok=True)
 

@@ -48,7 +48,25 @@ def add(commands: Any) -> None:
         "--no-simulate-workloads", action="store_true", help="do not simulate Deployments, Pods ... in the members"
     )
     up.add_argument(
-        "--timeout", type=timeout_duration, default=180.0, metavar="DURATION", help="wait this long for Ready (180s)"
+        "--members-per-process",
+        type=int,
+        default=1,
+        metavar="M",
+        help=(
+            "for simulating many clusters: serve M members from one `localkube serve --fleet` process and run"
+            " their agents in one `karmada-agent --fleet` process (ceil(N/M) of each; push members need no"
+            " agent); each member keeps its own API server, port, credentials and registration. Grouped"
+            " agents run with --leader-elect=false: each simulated agent is its cluster's only candidate, and"
+            " an election among one would cost a Lease write every 2s per cluster. 1 (the default) is one"
+            " process per API server and per agent, as real clusters are"
+        ),
+    )
+    up.add_argument(
+        "--timeout",
+        type=timeout_duration,
+        default=None,
+        metavar="DURATION",
+        help="wait this long for Ready once all registered (180s, plus 0.5s a member beyond 100)",
     )
     up.add_argument(
         "--controlplane-arg",
@@ -98,6 +116,8 @@ def _run_up(args: argparse.Namespace) -> int:
 
     named = [m.rsplit(":", 1) if m.endswith((":push", ":pull")) else [m, "pull"] for m in args.member]
     members = [m[0] for m in named] or [f"member{i}" for i in range(1, args.members + 1)]
+    if args.members_per_process < 1:
+        raise CommandError(f"--members-per-process: {args.members_per_process} is not at least 1")
     if not 0 <= args.push_members <= len(members):
         raise CommandError(f"--push-members: {args.push_members} is not between 0 and the {len(members)} members")
     push = {name for name, mode in named if mode == "push"} | set(members[: args.push_members])
@@ -112,6 +132,7 @@ def _run_up(args: argparse.Namespace) -> int:
         simulate_workloads=not args.no_simulate_workloads,
         ready_timeout=args.timeout,
         controlplane_args=list(args.controlplane_arg),
+        members_per_process=args.members_per_process,
     )
 
     async def main() -> int:
@@ -164,22 +185,31 @@ def _run_status(args: argparse.Namespace) -> int:
         except KubeError as exc:
             print(f"\ncontrol plane unreachable: {exc.message}")
             return 1
+        found = {cluster["metadata"]["name"]: cluster for cluster in listed.get("items") or []}
+        groups = sandbox.group_of()
         lines = []
-        for cluster in listed.get("items") or []:
+        for name in [*sandbox.members, *sorted(found.keys() - set(sandbox.members))]:
+            cluster = found.get(name) or {}
             status = cluster.get("status") or {}
             ready = next((c["status"] for c in status.get("conditions") or [] if c.get("type") == "Ready"), "Unknown")
             nodes = status.get("nodeSummary") or {}
+            mode = (cluster.get("spec") or {}).get("syncMode", "")
+            if not mode and name in groups:
+                mode = "Push" if name in sandbox.push_members else "Pull"
+            group = groups.get(name)
             lines.append(
                 [
-                    cluster["metadata"]["name"],
+                    name,
                     status.get("kubernetesVersion", ""),
-                    (cluster.get("spec") or {}).get("syncMode", ""),
-                    ready,
+                    mode,
+                    ready if cluster else "(no Cluster)",
                     f"{nodes.get('readyNum', 0)}/{nodes.get('totalNum', 0)}",
+                    group.server if group else "-",
+                    (group.agent if name not in sandbox.push_members else None) or "-" if group else "-",
                 ]
             )
         print()
-        print(table(["CLUSTER", "VERSION", "MODE", "READY", "NODES"], lines), end="")
+        print(table(["CLUSTER", "VERSION", "MODE", "READY", "NODES", "SERVER PROCESS", "AGENT PROCESS"], lines), end="")
         return 0
 
     code = run_async(clusters)
