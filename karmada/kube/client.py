@@ -118,6 +118,10 @@ class KubeClient:
     def __init__(self, config: ClusterConfig, *, timeout: float = 30.0) -> None:
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
+        # watches on a pool of their own: each holds its connection for minutes (HTTP/1.1, where
+        # client-go multiplexes them over HTTP/2), so on the requests' bounded pool a few dozen
+        # watches (two per Push member) would leave no connection for any other request
+        self._watch_session: aiohttp.ClientSession | None = None
         self._watched = False
         self._use(config)
 
@@ -142,21 +146,23 @@ class KubeClient:
         shutdown needs a few loop turns to finish, so give it a moment before
         the caller's loop may end (aiohttp's documented graceful shutdown).
         """
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-            if self._watched:
-                await asyncio.sleep(0.05)
+        sessions = [s for s in (self._session, self._watch_session) if s is not None]
+        self._session = self._watch_session = None
+        for session in sessions:
+            await session.close()
+        if sessions and self._watched:
+            await asyncio.sleep(0.05)
 
     async def set_config(self, config: ClusterConfig) -> None:
         """Switch to new settings (e.g. a renewed client certificate) without a restart:
         requests from now on use them; open watches end and their informers reconnect."""
-        old, self._session = self._session, None
+        old = [s for s in (self._session, self._watch_session) if s is not None]
+        self._session = self._watch_session = None
         self._use(config)
-        if old is not None:
-            await old.close()
+        for session in old:
+            await session.close()
 
-    async def _ensure(self) -> aiohttp.ClientSession:
+    async def _ensure(self, watch: bool = False) -> aiohttp.ClientSession:
         try:
             issued = await self._auth.current()
         except CredentialError as exc:
@@ -165,15 +171,21 @@ class KubeClient:
         if self._tls and cert != self._session_cert:
             # a client certificate from an exec plugin: new TLS settings, new connections
             self._ssl, self._session_cert = self.config.ssl_context(*cert), cert
-            old, self._session = self._session, None
-            if old is not None:
-                await old.close()
+            old = [s for s in (self._session, self._watch_session) if s is not None]
+            self._session = self._watch_session = None
+            for session in old:
+                await session.close()
+        if watch:
+            if self._watch_session is None:
+                self._watch_session = self._new_session(limit=0)  # one connection per open watch
+            return self._watch_session
         if self._session is None:
-            connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else False, limit=64)
-            self._session = aiohttp.ClientSession(
-                connector=connector, proxy=self._proxy, middlewares=(self._transport,)
-            )
+            self._session = self._new_session(limit=64)
         return self._session
+
+    def _new_session(self, limit: int) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else False, limit=limit)
+        return aiohttp.ClientSession(connector=connector, proxy=self._proxy, middlewares=(self._transport,))
 
     async def _transport(
         self, request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
@@ -406,7 +418,7 @@ class KubeClient:
         ``as=Table``, as for kubectl's ``get -w``); an ERROR event raises :class:`KubeError`,
         and so does a line that is not an event (reason ``InvalidResponse``) or a
         broken connection (status 0, reason ``ConnectionError``)."""
-        session = await self._ensure()
+        session = await self._ensure(watch=True)
         self._watched = True
         query = dict(params or {})
         query.update({"watch": "true", "timeoutSeconds": str(timeout_seconds)})

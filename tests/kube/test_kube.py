@@ -200,3 +200,29 @@ current-context: ctx-a
         from_kubeconfig_bytes(text, context="nope")
     with pytest.raises(ConfigError, match="cannot read kubeconfig"):
         from_kubeconfig(tmp_path / "missing")
+
+
+async def test_many_open_watches_leave_room_for_requests(kube: KubeClient) -> None:
+    # a control plane working 50 Push members holds 100 watches on one client: more than the
+    # requests' pool of 64 connections, which must still serve everything else at once
+    opened = 0
+
+    async def hold() -> None:
+        nonlocal opened
+        async for _kind, _obj in kube.watch(CONFIGMAPS, "default", timeout_seconds=60):
+            opened += 1  # the first event (the initial ADDED) says the watch is open
+            await asyncio.Event().wait()
+
+    await kube.create(CONFIGMAPS, {"metadata": {"name": "watched"}, "data": {}}, "default")
+    watches = [asyncio.create_task(hold()) for _ in range(100)]
+    try:
+        async with asyncio.timeout(20):
+            while opened < 100:
+                await asyncio.sleep(0.05)
+            answers = await asyncio.gather(*(kube.get(CONFIGMAPS, "watched", "default") for _ in range(10)))
+        assert all(a["metadata"]["name"] == "watched" for a in answers)
+    finally:
+        for task in watches:
+            task.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
+        await kube.delete(CONFIGMAPS, "watched", "default")
