@@ -515,6 +515,7 @@ class WebhookAdmission:
         self.store = store
         self.registry = registry
         self.api = api
+        self._equivalent_cache: dict[tuple[int, str, str, str], list[ResourceType]] = {}
 
     # -- configurations -------------------------------------------------------------
     def webhooks(self, mutating: bool) -> list[Webhook]:
@@ -528,7 +529,17 @@ class WebhookAdmission:
         return hooks
 
     def _equivalents(self, rt: ResourceType) -> list[ResourceType]:
-        """The other group/versions of ``rt``'s storage (kube-apiserver's equivalent resources)."""
+        """The other group/versions of ``rt``'s storage (kube-apiserver's equivalent resources),
+        found once per served set: each write asks for every webhook's rules."""
+        key = (self.registry.generation, rt.group, rt.version, rt.plural)
+        found = self._equivalent_cache.get(key)
+        if found is None:
+            if len(self._equivalent_cache) > 1024:
+                self._equivalent_cache.clear()
+            found = self._equivalent_cache[key] = self._find_equivalents(rt)
+        return found
+
+    def _find_equivalents(self, rt: ResourceType) -> list[ResourceType]:
         return [
             other
             for other in self.registry.all()
