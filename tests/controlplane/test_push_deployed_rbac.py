@@ -14,34 +14,14 @@ from typing import Any
 import pytest
 
 from localkube.simulation import SimulationConfig
-from manifests import deploy_files
-from tests.programs import BIN_DIR, Background
-from tests.pullmode import FAST_CONTROLPLANE, PullMode, wait_for
-from tests.registration.test_deploy_rbac import SERVICE_ACCOUNT, _deployment_flags, _token_kubeconfig
+from tests.programs import Background
+from tests.pullmode import PullMode, wait_for
+from tests.registration.test_deploy_rbac import deployed  # noqa: F401 (the fixture: the control plane as its SA)
 from tests.servers import Kubectl, ServerThread, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duplicated"
-
-
-@pytest.fixture(scope="module")
-def deployed(localkube: ServerThread, workdir: Path) -> Iterator[tuple[PullMode, Kubectl, Background]]:
-    """Karmada installed by an admin, the deploy RBAC applied, the control plane running as its SA."""
-    env = PullMode(localkube, workdir).install()
-    rbac = next(p for p in deploy_files() if "rbac" in p.name)
-    env.admin("apply", "-f", str(rbac))
-    token = env.admin("create", "token", "karmada-controlplane", "-n", "karmada-system", "--duration=1h").stdout
-    kubeconfig = _token_kubeconfig(localkube, token.strip(), workdir / "controlplane-sa.kubeconfig")
-    identity = Kubectl(kubeconfig, workdir / "cache")
-    assert identity("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == SERVICE_ACCOUNT
-    args = [str(BIN_DIR / "karmada-controlplane"), f"--kubeconfig={kubeconfig}", *_deployment_flags()]
-    controlplane = Background([*args, *FAST_CONTROLPLANE], workdir / "controlplane-sa.log").start()
-    try:
-        yield env, identity, controlplane
-    finally:
-        controlplane.stop()
-        env.stop()
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +35,9 @@ def _json(kubectl: Kubectl, *args: str) -> Any:
 
 
 def test_a_push_member_worked_with_the_deployed_rules(
-    deployed: tuple[PullMode, Kubectl, Background], member: ServerThread, workdir: Path
+    deployed: tuple[PullMode, Kubectl, Background],  # noqa: F811 (the imported fixture)
+    member: ServerThread,
+    workdir: Path,
 ) -> None:
     env, identity, controlplane = deployed
     # what it may do with the join Secrets: read one by name, nothing more

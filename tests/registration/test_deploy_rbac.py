@@ -71,8 +71,8 @@ def deployed(localkube: ServerThread, workdir: Path) -> Iterator[tuple[PullMode,
     try:
         yield env, identity, controlplane
     finally:
-        env.stop()
         controlplane.stop()
+        env.stop()
 
 
 def test_the_rules_are_enough(deployed: tuple[PullMode, Kubectl, Background], member1: ServerThread) -> None:
