@@ -15,7 +15,9 @@ A reconcile of one binding, from the shared caches:
    template (shared informer; the API when the cache is older than the
    binding's reference), the Cluster and the (Cluster)OverridePolicies, and
    write it only when spec, labels, annotations or finalizers differ from the
-   stored Work, so repeated reconciles make no API writes.
+   stored Work, so repeated reconciles make no API writes. Rendering is pure
+   and runs first; the writes (and the deletes of steps 1 and 3) then go 16
+   at a time, since a binding to 1,000 clusters is 1,000 round trips.
 
 A cluster whose override fails keeps its stored Work untouched; the binding
 gets the condition ``OverridesApplied=False`` (reason
@@ -71,6 +73,7 @@ from karmada.api.keys import (
 )
 from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
+from karmada.bounded import map_bounded
 from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
@@ -120,6 +123,7 @@ UNKNOWN_KIND_REQUEUE = 60.0
 WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
 MESSAGE_OVERRIDES_APPLIED = "All override policies were applied."
+WORK_WRITES_IN_FLIGHT = 16  # per binding; a binding to 1,000 clusters is 1,000 round trips otherwise
 
 
 def _meta(obj: Obj) -> Obj:
@@ -486,15 +490,17 @@ class BindingController:
     async def _remove(self, binding: Obj) -> None:
         namespace, _ = _binding_key(binding)
         binding_id = str((_meta(binding).get("labels") or {}).get(self.scope.id_label, ""))
-        if binding_id:
-            for work in self.index.works_of(self.scope, binding_id):
-                if await self._delete_work(work):
-                    log.info(
-                        "binding=%s being deleted: deleted work %s/%s",
-                        self._describe(binding),
-                        _meta(work)["namespace"],
-                        _meta(work)["name"],
-                    )
+        works = self.index.works_of(self.scope, binding_id) if binding_id else []
+        for work, deleted in zip(
+            works, await map_bounded(WORK_WRITES_IN_FLIGHT, self._delete_work, works), strict=True
+        ):
+            if deleted:
+                log.info(
+                    "binding=%s being deleted: deleted work %s/%s",
+                    self._describe(binding),
+                    _meta(work)["namespace"],
+                    _meta(work)["name"],
+                )
         finalizers = list(_meta(binding).get("finalizers") or [])
         if self.scope.finalizer not in finalizers:
             return
@@ -511,25 +517,35 @@ class BindingController:
 
     async def _remove_orphans(self, binding: Obj, spec: ResourceBindingSpec, binding_id: str) -> int:
         expected = expected_clusters(spec)
-        removed = 0
+        orphans = []
         for work in self.index.works_of(self.scope, binding_id):
             cluster = cluster_of_execution_space(_meta(work)["namespace"])
-            if cluster is None or cluster in expected:
-                continue
+            if cluster is not None and cluster not in expected:
+                orphans.append(work)
+
+        async def delete(work: Obj) -> bool | KubeError:
             try:
-                deleted = await self._delete_work(work)
+                return await self._delete_work(work)
             except KubeError as exc:
-                await self.recorder.record(binding, "Warning", EVENT_CLEANUP_WORK_FAILED, exc.message)
-                raise
-            if deleted:
+                return exc
+
+        removed = 0
+        failure: KubeError | None = None
+        for work, outcome in zip(orphans, await map_bounded(WORK_WRITES_IN_FLIGHT, delete, orphans), strict=True):
+            if isinstance(outcome, KubeError):
+                failure = failure or outcome
+            elif outcome:
                 removed += 1
                 log.info(
                     "binding=%s: deleted orphan work %s/%s (cluster %s no longer targeted)",
                     self._describe(binding),
                     _meta(work)["namespace"],
                     _meta(work)["name"],
-                    cluster,
+                    cluster_of_execution_space(_meta(work)["namespace"]),
                 )
+        if failure is not None:
+            await self.recorder.record(binding, "Warning", EVENT_CLEANUP_WORK_FAILED, failure.message)
+            raise failure
         return removed
 
     async def _sync(self, binding: Obj, spec: ResourceBindingSpec, template: Obj, removed: int) -> None:
@@ -548,6 +564,7 @@ class BindingController:
             if is_workload(spec)
             else self.interpreter.customized
         )
+        renders: list[tuple[str, RenderedWork]] = []
         for target in targets:
             cluster = self.clusters.get(target.name)
             if cluster is None:
@@ -577,20 +594,28 @@ class BindingController:
                 continue
             for warning in rendered.warnings:
                 log.warning("binding=%s: %s", self._describe(binding), warning)
+            renders.append((target.name, rendered))
+
+        async def write(rendered: RenderedWork) -> bool | KubeError:
             try:
-                wrote = await self._write_work(binding, rendered)
+                return await self._write_work(binding, rendered)
             except KubeError as exc:
-                errors.append(f"work {rendered.namespace}/{rendered.name}: {exc.message}")
-                api_error = api_error or exc
+                return exc
+
+        outcomes = await map_bounded(WORK_WRITES_IN_FLIGHT, write, [rendered for _, rendered in renders])
+        for (cluster_name, rendered), outcome in zip(renders, outcomes, strict=True):
+            if isinstance(outcome, KubeError):
+                errors.append(f"work {rendered.namespace}/{rendered.name}: {outcome.message}")
+                api_error = api_error or outcome
                 continue
-            if wrote:
+            if outcome:
                 written += 1
                 for policy in rendered.applied_policies():
                     await self.recorder.record(
                         template,
                         "Normal",
                         EVENT_APPLY_OVERRIDE_POLICY_SUCCEED,
-                        f"Apply {_policy_phrase(policy)} for cluster({target.name}) succeed.",
+                        f"Apply {_policy_phrase(policy)} for cluster({cluster_name}) succeed.",
                     )
         await self._record_override_condition(binding, override_failures)
         if override_failures:

@@ -1,9 +1,11 @@
 """Failure paths of the binding controller, driven in process against localkube:
 a Work changed behind a stale cache (a real 409, then a fresh read and a retry),
-a binding whose template kind is not served, and a binding gone mid-flight."""
+a binding whose template kind is not served, a binding gone mid-flight, and
+one Work write failing among many written at once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from controlplane.binding_controller import BindingController
 from controlplane.context import Context
 from controlplane.options import Options
 from karmada.api.names import work_name
-from karmada.kube import EventRecorder, KubeClient, from_kubeconfig
+from karmada.kube import EventRecorder, KubeClient, KubeError, from_kubeconfig
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import EVENTS, RESOURCE_BINDINGS, WORKS
 from tests.factories import cluster
@@ -125,6 +127,50 @@ async def test_a_binding_deleted_before_the_watch_reports_its_works_still_delete
         work = await client.get(WORKS, name, "karmada-es-member1")
         assert work["metadata"].get("deletionTimestamp"), "the Work was deleted"
         assert await client.get_or_none(RESOURCE_BINDINGS, "quick-configmap", "default") is None
+    finally:
+        await informers.stop()
+        await client.close()
+
+
+async def test_a_bindings_works_are_written_at_once_and_one_failure_spares_the_others(installed: PullMode) -> None:
+    admin = installed.admin
+    names = [f"wide{i:02}" for i in range(24)]
+    clusters = [cluster(name).to_dict() for name in names]
+    spaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"karmada-es-{n}"}} for n in names]
+    admin("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": clusters + spaces}))
+    admin("create", "configmap", "wide", "--from-literal=k=v")
+    body = binding(admin, "ConfigMap", "wide")
+    body["spec"]["clusters"] = [{"name": n} for n in names]
+    admin("apply", "-f", "-", stdin=json.dumps(body))
+    client, informers, controller = await started(installed)
+    running = peak = 0
+    real_create = client.create
+
+    async def create(resource: Any, obj: Obj, namespace: str | None = None, **params: str) -> Obj:
+        nonlocal running, peak
+        if resource is not WORKS:
+            return await real_create(resource, obj, namespace, **params)
+        running += 1
+        peak = max(peak, running)
+        try:
+            await asyncio.sleep(0.05)  # a round trip long enough for the others to start
+            if namespace == "karmada-es-wide07":
+                raise KubeError(500, "InternalError", "injected")
+            return await real_create(resource, obj, namespace, **params)
+        finally:
+            running -= 1
+
+    client.create = create  # type: ignore[method-assign,assignment]
+    try:
+        with pytest.raises(KubeError, match="injected"):
+            await controller.reconcile(("default", "wide-configmap"))
+        assert 1 < peak <= binding_controller.WORK_WRITES_IN_FLIGHT
+        name = work_name("ConfigMap", "wide", "default")
+        written = [n for n in names if await client.get_or_none(WORKS, name, f"karmada-es-{n}") is not None]
+        assert written == [n for n in names if n != "wide07"]
+        client.create = real_create  # type: ignore[method-assign]
+        assert await controller.reconcile(("default", "wide-configmap")) is None  # the retry writes the last one
+        assert await client.get_or_none(WORKS, name, "karmada-es-wide07") is not None
     finally:
         await informers.stop()
         await client.close()
