@@ -18,6 +18,14 @@ when nothing changed. A Work the member refused is reflected on the template
 as a ``SyncFailed`` Warning carrying the member's message, once per new
 message.
 
+A binding's status holds an entry per target cluster and is rewritten whole,
+so a binding to N clusters whose Works report one by one would write N times
+N entries. Writes of one binding are therefore paced by its size: after a write
+of n entries the next waits ``n`` x 2 ms (1,000 clusters: 2 s; 3 clusters:
+6 ms; at most 5 s), and whatever arrived meanwhile goes into that one write.
+Karmada writes on every Work event; the outcome is the same, later by at most
+the pace. Bytes written per binding and second stay flat as N grows.
+
 Keys are ``(kind, namespace, name)`` of bindings; Work events map to their
 binding through the binding annotations on the Work. Five workers share one
 queue, which never runs one key twice at once. Everything is read from caches,
@@ -27,6 +35,7 @@ so a restart re-reads the caches and converges without extra writes.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -59,6 +68,42 @@ CRB = "ClusterResourceBinding"
 CONFLICT_RETRIES = 5
 TEMPLATE_SYNC_TIMEOUT = 30.0
 WORKERS = 5
+PACE_PER_ENTRY = 0.002  # seconds between two status writes of a binding, per aggregated entry
+MAX_PACE = 5.0
+
+
+class WritePacer:
+    """When a key may be written again: ``per_entry`` seconds per entry of its last write later."""
+
+    def __init__(
+        self,
+        per_entry: float = PACE_PER_ENTRY,
+        limit: float = MAX_PACE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.per_entry = per_entry
+        self.limit = limit
+        self.clock = clock
+        self._next: dict[Key, float] = {}
+
+    def wait(self, key: Key) -> float:
+        """Seconds until ``key`` may be written; 0 now (and its record is dropped)."""
+        due = self._next.get(key)
+        if due is None:
+            return 0.0
+        left = due - self.clock()
+        if left <= 0:
+            del self._next[key]
+            return 0.0
+        return left
+
+    def written(self, key: Key, entries: int) -> None:
+        pace = min(self.limit, self.per_entry * entries)
+        if pace > 0:
+            self._next[key] = self.clock() + pace
+
+    def forget(self, key: Key) -> None:
+        self._next.pop(key, None)
 
 
 class WorkIndex:
@@ -183,12 +228,17 @@ class BindingStatusController:
         self.index = WorkIndex(works)
         self.recorder = recorder
         self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
+        self.pacer = WritePacer()
 
     async def reconcile(self, key: Key) -> float | None:
         kind, namespace, name = key
         binding = self.caches[kind].get(name, namespace)
         if binding is None or binding["metadata"].get("deletionTimestamp") or not _scheduled(binding):
+            self.pacer.forget(key)
             return None
+        wait = self.pacer.wait(key)
+        if wait > 0:
+            return wait  # what arrives meanwhile goes into the next write
         # listed objects carry no apiVersion/kind; writes and Events need them
         binding = {**binding, "apiVersion": RESOURCE_BINDINGS.api_version, "kind": kind}
         label = RESOURCE_BINDING_PERMANENT_ID_LABEL if kind == RB else CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL
@@ -236,6 +286,7 @@ class BindingStatusController:
                 await self.recorder.record(binding, "Warning", "AggregateStatusFailed", exc.message)
                 raise
             self.caches[kind].store(stored)
+            self.pacer.written((kind, namespace or "", name), len(items))
             condition = next(c for c in new["conditions"] if c["type"] == "FullyApplied")
             log.info(
                 "%s %s: aggregated status of %d cluster(s), FullyApplied=%s",
