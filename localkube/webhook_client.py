@@ -96,9 +96,9 @@ class _Client:
             await self.fresh.close()
 
 
-def _session(force_close: bool) -> aiohttp.ClientSession:
+def _session(connections: int, force_close: bool) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(
-        limit=CONNECTIONS, keepalive_timeout=None if force_close else IDLE_SECONDS, force_close=force_close
+        limit=connections, keepalive_timeout=None if force_close else IDLE_SECONDS, force_close=force_close
     )
     # no session timeout: each call's timeoutSeconds bounds it, retry included
     return aiohttp.ClientSession(
@@ -109,8 +109,9 @@ def _session(force_close: bool) -> aiohttp.ClientSession:
 class WebhookClients:
     """The pooled webhook clients of one localkube server."""
 
-    def __init__(self, clients: int = CLIENTS) -> None:
+    def __init__(self, clients: int = CLIENTS, connections: int = CONNECTIONS) -> None:
         self._limit = clients
+        self._connections = connections
         self._clients: OrderedDict[_Key, _Client] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -118,7 +119,7 @@ class WebhookClients:
         key = (asyncio.get_running_loop(), ca_bundle, server_name)
         client = self._clients.get(key)
         if client is None or client.session.closed:
-            client = self._clients[key] = _Client(_session(force_close=False))
+            client = self._clients[key] = _Client(_session(self._connections, force_close=False))
         self._clients.move_to_end(key)
         while len(self._clients) > self._limit:
             _, oldest = self._clients.popitem(last=False)
@@ -194,7 +195,7 @@ async def _round_trip(
         return await _send(client.session, target, context, server_name, body, retryable=True)
     except _StaleConnection:
         if client.fresh is None or client.fresh.closed:
-            client.fresh = _session(force_close=True)
+            client.fresh = _session(CONNECTIONS, force_close=True)
         return await _send(client.fresh, target, context, server_name, body, retryable=False)
 
 

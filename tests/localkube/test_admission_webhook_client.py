@@ -143,6 +143,16 @@ async def test_parallel_calls_open_a_bounded_number_of_connections(
     assert webhook.accepted == 8
 
 
+async def test_connections_are_bounded(webhook: Webhook, ca: CertificateAuthority) -> None:
+    clients = WebhookClients(connections=2)
+    webhook.delay = 0.05
+    try:
+        await asyncio.gather(*(call(webhook, clients, bundle(ca)) for _ in range(8)))
+    finally:
+        await clients.close()
+    assert webhook.accepted == 2
+
+
 async def test_webhook_closing_after_each_answer_fails_no_call(
     webhook: Webhook, clients: WebhookClients, ca: CertificateAuthority
 ) -> None:
