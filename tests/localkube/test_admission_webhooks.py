@@ -118,8 +118,20 @@ class HookServer:
         return self
 
     def stop(self) -> None:
-        self.listener.close()
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        async def close() -> None:
+            self.listener.close()
+            # a localkube still running keeps connections alive: cut them and let their sockets
+            # close before the loop does
+            server = self.runner.server
+            transports = [handler.transport for handler in server.connections] if server else []
+            await self.runner.cleanup()
+            for transport in transports:
+                if transport is not None:
+                    transport.abort()
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
