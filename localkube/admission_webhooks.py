@@ -33,7 +33,9 @@ Semantics carried over from k8s.io/apiserver pkg/admission/plugin/webhook:
   them after mutation), validating ones see them;
 - ``clientConfig.url``, or ``clientConfig.service`` dialed on loopback (see
   :func:`service_endpoint`), TLS verified against ``caBundle`` (else the system
-  roots), ``?timeout=Ns`` and ``timeoutSeconds`` (default 10);
+  roots), ``?timeout=Ns`` and ``timeoutSeconds`` (default 10); connections kept
+  alive per caBundle and server name, a request lost on a connection the webhook
+  closed while idle sent again once (:mod:`localkube.webhook_client`);
 - failures (dial, TLS, timeout, non-2xx answer, malformed review, uid mismatch,
   undecodable patch) are ``Internal error occurred: failed calling webhook
   "NAME": ...`` under ``failurePolicy: Fail`` and skipped under ``Ignore``; a
@@ -68,18 +70,13 @@ import asyncio
 import base64
 import binascii
 import copy
-import errno
-import functools
 import json
 import logging
-import ssl
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
 import greenlet  # type: ignore[import-untyped]
 
 from localkube import admission_webhooks_validation, defaults
@@ -88,6 +85,7 @@ from localkube.patch import PatchFailed, json_patch
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import selector_matches
 from localkube.values import clone
+from localkube.webhook_client import WebhookClients, post_review
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -401,91 +399,6 @@ def service_endpoint(services: Callable[[str, str], Obj | None], reference: Obj)
     return f"https://127.0.0.1:{port}{path}", host
 
 
-def _go_dial_error(host: str, port: int, exc: BaseException) -> str:
-    code = getattr(exc, "errno", None)
-    os_error = getattr(exc, "os_error", None)
-    if code is None and os_error is not None:
-        code = getattr(os_error, "errno", None)
-    if code == errno.ECONNREFUSED:
-        return f"dial tcp {host}:{port}: connect: connection refused"
-    return f"dial tcp {host}:{port}: {getattr(os_error, 'strerror', None) or exc}"
-
-
-def _go_tls_error(exc: BaseException, server_name: str) -> str:
-    text = str(exc)
-    if "hostname" in text or "IP address mismatch" in text:
-        return f"tls: failed to verify certificate: x509: certificate is not valid for {server_name}"
-    if "expired" in text:
-        return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
-    return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-
-
-@functools.lru_cache(maxsize=64)
-def _ssl_context(ca_bundle: str) -> ssl.SSLContext:
-    """The TLS settings for a caBundle (none: the system's roots), built once per bundle: loading
-    the system's roots took half the control plane's API server CPU when every call built them
-    (1,000 agents registering: their Cluster writes, and every deletion, are reviewed by karmada-webhook)."""
-    if ca_bundle:
-        pem = base64.b64decode(ca_bundle).decode("ascii", "replace")
-        return ssl.create_default_context(cadata=pem)
-    return ssl.create_default_context()
-
-
-async def post_review(url: str, server_name: str, ca_bundle: str, timeout: int, body: bytes) -> Any:
-    """POST a review; returns the decoded JSON answer or raises OSError with Go's description."""
-    parts = urlsplit(url)
-    target = urlunsplit((parts.scheme, parts.netloc, parts.path, f"timeout={timeout}s", ""))
-    shown = f'Post "{target}"'
-    try:
-        context = _ssl_context(ca_bundle)
-    except (ValueError, ssl.SSLError, binascii.Error):
-        raise OSError(f"{shown}: x509: invalid caBundle") from None
-    host = parts.hostname or ""
-    port = parts.port or 443
-    headers = {"Content-Type": "application/json", "Accept": "application/json, */*"}
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session,
-            session.post(
-                target, data=body, headers=headers, ssl=context, server_hostname=server_name or None
-            ) as response,
-        ):
-            text = await response.read()
-            status = response.status
-    except TimeoutError:
-        raise OSError(f"{shown}: context deadline exceeded") from None
-    except aiohttp.ClientConnectorCertificateError as exc:
-        raise OSError(f"{shown}: {_go_tls_error(exc.certificate_error, server_name or host)}") from None
-    except aiohttp.ClientSSLError as exc:
-        raise OSError(f"{shown}: {_go_tls_error(exc, server_name or host)}") from None
-    except aiohttp.ClientConnectorError as exc:
-        raise OSError(f"{shown}: {_go_dial_error(host, port, exc)}") from None
-    except aiohttp.ClientError as exc:
-        raise OSError(f"{shown}: {exc}") from None
-    if not 200 <= status < 300:
-        raise OSError(_server_error(status, text))
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise OSError(f"couldn't get version/kind; json parse error: {exc}") from None
-
-
-def _server_error(status: int, body: bytes) -> str:
-    """client-go's text for a non-2xx answer that is not a Status."""
-    try:
-        decoded = json.loads(body)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, dict) and decoded.get("kind") == "Status" and decoded.get("message"):
-        return str(decoded["message"])
-    text = body.decode("utf-8", "replace").strip()
-    if status == 404:
-        return "the server could not find the requested resource"
-    if status in (401, 403):
-        return "Unauthorized" if status == 401 else f"forbidden: {text}"
-    return f'an error on the server ("{text}") has prevented the request from succeeding'
-
-
 # ---- the plugin ------------------------------------------------------------------------------------
 
 
@@ -516,6 +429,11 @@ class WebhookAdmission:
         self.registry = registry
         self.api = api
         self._equivalent_cache: dict[tuple[int, str, str, str], list[ResourceType]] = {}
+        self.clients = WebhookClients()
+
+    async def close(self) -> None:
+        """Close the kept-alive connections to the webhooks (the server stops)."""
+        await self.clients.close()
 
     # -- configurations -------------------------------------------------------------
     def webhooks(self, mutating: bool) -> list[Webhook]:
@@ -758,7 +676,12 @@ class WebhookAdmission:
                     lambda ns, name: self.store.get("/services", ns, name), client.get("service") or {}
                 )
             review = await post_review(
-                url, server_name, str(client.get("caBundle") or ""), hook.timeout, json.dumps(body).encode()
+                url,
+                server_name,
+                str(client.get("caBundle") or ""),
+                hook.timeout,
+                json.dumps(body).encode(),
+                self.clients,
             )
         except OSError as exc:
             raise CallingError(hook.name, f"failed to call webhook: {exc}") from None

@@ -238,6 +238,8 @@ class LocalKube:
             self._runner = None
             if abort_connections:
                 abort_accepted_connections({self.port})
+        # after the handlers: no write is left waiting on a webhook
+        await self.webhooks.close()
         self.store.close()
 
     async def __aenter__(self) -> LocalKube:

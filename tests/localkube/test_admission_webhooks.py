@@ -40,6 +40,13 @@ class HookServer:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.port = 0
+        # TLS connections accepted
+        self.accepted = 0
+
+    @property
+    def open(self) -> int:
+        """Connections still open."""
+        return len(self.runner.server.connections) if self.runner.server else 0
 
     @property
     def ca_bundle(self) -> str:
@@ -96,15 +103,35 @@ class HookServer:
             app.router.add_post("/{path}", self.handle)
             self.runner = web.AppRunner(app, access_log=None)
             await self.runner.setup()
-            site = web.TCPSite(self.runner, "127.0.0.1", 0, ssl_context=self.context)
-            await site.start()
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            handler = self.runner.server
+            assert handler is not None
+
+            def connection() -> Any:
+                self.accepted += 1
+                return handler()
+
+            loop = asyncio.get_running_loop()
+            self.listener = await loop.create_server(connection, "127.0.0.1", 0, ssl=self.context)
+            self.port = self.listener.sockets[0].getsockname()[1]
 
         asyncio.run_coroutine_threadsafe(serve(), self.loop).result(10)
         return self
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        async def close() -> None:
+            self.listener.close()
+            # a localkube still running keeps connections alive: cut them and let their sockets
+            # close before the loop does
+            server = self.runner.server
+            transports = [handler.transport for handler in server.connections] if server else []
+            await self.runner.cleanup()
+            for transport in transports:
+                if transport is not None:
+                    transport.abort()
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
@@ -676,3 +703,32 @@ def test_validating_webhooks_are_called_in_parallel(admin: Kubectl, hooks: HookS
     assert len(hooks.reviews["slow-1"]) == len(hooks.reviews["slow-2"]) == 1
     assert elapsed < 5.5  # two 3 s webhooks one after the other would take 6 s
     admin("delete", "validatingwebhookconfiguration", "parallel")
+
+
+def test_writes_reuse_a_kept_alive_connection_closed_when_localkube_stops(tmp_path: Path) -> None:
+    hooks = HookServer(tmp_path).start()  # its own, to count only this localkube's connections
+    server: ServerThread | None = ServerThread().start()
+    try:
+        assert server is not None
+        admin = Kubectl(server.kubeconfig(tmp_path), tmp_path / "cache")
+        ns = namespace(admin, "reuse")
+        apply(
+            admin,
+            "ValidatingWebhookConfiguration",
+            "reuse",
+            webhook("reuse.localkube.test", hooks.url("reuse"), hooks.ca_bundle, "reuse"),
+        )
+        for i in range(8):
+            admin("create", "-f", "-", stdin=configmap(f"cm{i}", ns))
+        assert len(hooks.reviews["reuse"]) == 8
+        assert (hooks.accepted, hooks.open) == (1, 1)
+        server.stop()
+        server = None
+        deadline = time.monotonic() + 5
+        while hooks.open and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert hooks.open == 0
+    finally:
+        if server is not None:
+            server.stop()
+        hooks.stop()
