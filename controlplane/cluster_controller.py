@@ -230,7 +230,7 @@ class AgentAccess:
 
     async def ensure(self, cluster: str) -> None:
         for obj in agent_rbac(cluster):
-            await self._converge(obj)
+            await self._converge(cluster, obj)
         lease = heartbeat_lease(cluster)
         namespace = lease["metadata"]["namespace"]
         if self.leases.get(cluster, namespace) is not None:
@@ -242,13 +242,13 @@ class AgentAccess:
             if not exc.already_exists:  # the cache had not seen it yet
                 raise
 
-    async def _converge(self, obj: Obj) -> None:
+    async def _converge(self, cluster: str, obj: Obj) -> None:
         cache = self.caches[obj["kind"]]
         meta = obj["metadata"]
         drift = access_drift(obj, cache.get(meta["name"], meta.get("namespace", "")))
         if drift is None:
             return
-        log.info("agent access of %s: %s %s %s; applying", meta["name"], obj["kind"], drift, _where(meta))
+        log.info("agent access of cluster %s: %s %s %s; applying", cluster, obj["kind"], _where(meta), drift)
         if drift == ROLE_REF_CHANGED:
             resource = await resource_of(self.mapper, obj)
             await _delete_quietly(self.client, resource, meta["name"], meta.get("namespace"))
