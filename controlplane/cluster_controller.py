@@ -225,8 +225,6 @@ class AgentAccess:
         self.mapper = mapper
         self.caches = caches
         self.leases = leases
-        self.writes = 0
-        """Objects written since start (a restart with nothing to converge adds none)."""
 
     async def ensure(self, cluster: str) -> None:
         for obj in agent_rbac(cluster):
@@ -237,9 +235,8 @@ class AgentAccess:
             return  # the agent owns its contents once it exists
         try:
             self.leases.store(await self.client.create(LEASES, lease, namespace))
-            self.writes += 1
         except KubeError as exc:
-            if not exc.already_exists:  # the cache had not seen it yet
+            if not exc.already_exists:  # one that exists was not in the cache yet: the agent's
                 raise
 
     async def _converge(self, cluster: str, obj: Obj) -> None:
@@ -253,7 +250,6 @@ class AgentAccess:
             resource = await resource_of(self.mapper, obj)
             await _delete_quietly(self.client, resource, meta["name"], meta.get("namespace"))
         cache.store(await apply_object(self.client, self.mapper, obj, MANAGER))
-        self.writes += 1
 
 
 def _where(meta: Obj) -> str:
