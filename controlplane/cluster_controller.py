@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from controlplane.cluster_health import HealthMonitor
@@ -274,10 +274,26 @@ def agent_access(context: Context) -> AgentAccess:
     return AgentAccess(context.client, context.mapper, {"Namespace": namespaces, **rbac}, leases)
 
 
-def cluster_of_access(kind: str, obj: Obj, old: Obj | None) -> list[str]:
-    """The cluster whose agent an RBAC object belongs to (by its label, before or after)."""
-    names = {((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) for o in (obj, old) if o}
-    return sorted(name for name in names if name)
+def access_drifted(kind: str) -> Callable[[str, Obj, Obj | None], list[str]]:
+    """Maps an event of the ``kind`` cache to the cluster whose agent the object belongs to
+    (by its label, before or after), when the object is gone or no longer what that
+    cluster's access wants: the events of the control plane's own writes, and a start's
+    initial list, queue nothing."""
+
+    def clusters(event: str, obj: Obj, old: Obj | None) -> list[str]:
+        names = {((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) for o in (obj, old) if o}
+        return sorted(name for name in names if name and (event == "DELETED" or _drifted(name, kind, obj)))
+
+    return clusters
+
+
+def _drifted(cluster: str, kind: str, obj: Obj) -> bool:
+    meta = obj.get("metadata") or {}
+    key = (kind, meta.get("name"), meta.get("namespace", ""))
+    for desired in agent_rbac(cluster):
+        if (desired["kind"], desired["metadata"]["name"], desired["metadata"].get("namespace", "")) == key:
+            return access_drift(desired, obj) is not None
+    return False  # labelled for the cluster, but not one of its access objects
 
 
 async def remove_agent_access(client: KubeClient, cluster: str) -> None:
@@ -327,7 +343,7 @@ def setup(context: Context) -> list[Controller[str]]:
 
     reconciler.watches(namespaces, owner_of_deleted_namespace)
     for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
-        reconciler.watches(access.caches[kind], cluster_of_access)  # a changed or deleted grant is put back
+        reconciler.watches(access.caches[kind], access_drifted(kind))  # a changed or deleted grant is put back
     monitor = HealthMonitor(
         context.client,
         clusters,

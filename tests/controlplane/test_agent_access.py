@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from controlplane.cluster_controller import access_drifted
 from karmada.registration.access import (
     CHANGED,
     MISSING,
@@ -75,6 +76,37 @@ def _server_side(obj: Obj) -> None:
 )
 def test_access_drift(kind: str, stored: Obj | None, expected: str | None) -> None:
     assert access_drift(_desired(kind), stored) == expected
+
+
+def _without_kind(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}  # as list items come
+
+
+@pytest.mark.parametrize(
+    ("kind", "event", "obj", "old", "expected"),
+    [
+        ("Role", "ADDED", _without_kind(_desired("Role")), None, []),  # a start's list, or our own write
+        ("Role", "MODIFIED", _edited("Role", _server_side), _desired("Role"), []),
+        ("Role", "DELETED", _desired("Role"), _desired("Role"), ["m1"]),
+        ("Role", "MODIFIED", _edited("Role", lambda o: o["rules"].pop()), _desired("Role"), ["m1"]),
+        ("RoleBinding", "MODIFIED", _edited("RoleBinding", lambda o: o["roleRef"].update(name="x")), None, ["m1"]),
+        # the label gone: still the cluster's, by the object it replaces
+        (
+            "ClusterRole",
+            "MODIFIED",
+            _edited("ClusterRole", lambda o: o["metadata"].pop("labels")),
+            _desired("ClusterRole"),
+            ["m1"],
+        ),
+        # labelled for a cluster, but none of its access objects
+        ("Role", "MODIFIED", _edited("Role", lambda o: o["metadata"].update(name="other")), None, []),
+        ("Role", "DELETED", _edited("Role", lambda o: o["metadata"].pop("labels")), None, []),  # no one's
+    ],
+)
+def test_access_events_queue_the_cluster_only_when_its_access_drifted(
+    kind: str, event: str, obj: Obj, old: Obj | None, expected: list[str]
+) -> None:
+    assert access_drifted(kind)(event, obj, old) == expected
 
 
 # -- the real control plane against one API server, restarted ------------------------------
