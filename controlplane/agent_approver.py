@@ -32,10 +32,10 @@ import copy
 import logging
 from typing import Any
 
-from controlplane.cluster_controller import ensure_agent_access
+from controlplane.cluster_controller import AgentAccess, agent_access
 from controlplane.context import Context
 from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
-from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
+from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
 from karmada.kube.resources import CLUSTERS, CSRS, LEASES, SUBJECT_ACCESS_REVIEWS
 from karmada.registration.access import registered_cluster
@@ -51,12 +51,19 @@ BOOTSTRAP_MESSAGE = "Auto approving karmada agent certificate after SubjectAcces
 class AgentApprover:
     """Reconciles one CSR by name."""
 
-    def __init__(self, client: KubeClient, csrs: Informer, recorder: EventRecorder, grace_period: float = 40.0) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        csrs: Informer,
+        recorder: EventRecorder,
+        access: AgentAccess,
+        grace_period: float = 40.0,
+    ) -> None:
         self.client = client
         self.grace_period = grace_period
         self.csrs = csrs
         self.recorder = recorder
-        self.mapper = ResourceMapper(client)
+        self.access = access
 
     async def reconcile(self, name: str) -> float | None:
         csr = self.csrs.get(name)
@@ -119,7 +126,7 @@ class AgentApprover:
             )
             await self._deny(csr, "ClusterNameInUse", message)
             return
-        await ensure_agent_access(self.client, self.mapper, request.cluster)
+        await self.access.ensure(request.cluster)
         await self._approve(csr, BOOTSTRAP_MESSAGE)
 
     async def _last_renewal(self, cluster: str) -> float | None:
@@ -183,7 +190,9 @@ class AgentApprover:
 def setup(context: Context) -> list[Controller[str]]:
     """Approves (or denies, with the reason) agents' CSRs."""
     csrs = context.informers.informer(CSRS)
-    approver = AgentApprover(context.client, csrs, context.recorder, context.options.cluster_monitor_grace_period)
+    approver = AgentApprover(
+        context.client, csrs, context.recorder, agent_access(context), context.options.cluster_monitor_grace_period
+    )
     approving: Controller[str] = Controller("agentcsrapproving", approver.reconcile)
     approving.watches(csrs, lambda kind, obj, old: [obj["metadata"]["name"]])
     return [approving]

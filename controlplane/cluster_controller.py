@@ -9,12 +9,21 @@ binding targets the cluster, removes the agent's access, then the finalizer.
 Runs ``--concurrent-cluster-syncs`` workers (5) fed by the Cluster informer (a
 key is never in two workers at once); every reconcile reads the cache and is
 idempotent, so a restart simply reconciles everything again.
+
+The agent's access (:class:`AgentAccess`: its execution namespace, roles and
+bindings, and heartbeat Lease) is compared with shared watch caches before
+anything is written, on every reconcile of a pull Cluster: a restart with a
+thousand registered clusters reads seven thousand cached objects and writes
+none, and a role or binding someone deleted or changed is put back (its event,
+mapped to its cluster by label, queues the Cluster). The agent approver
+ensures the same access, through the same caches, when it registers a cluster.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from controlplane.cluster_health import HealthMonitor
@@ -31,7 +40,7 @@ from karmada.clusters.mutation import mutate, prepare_new_cluster
 from karmada.clusters.taints import readiness_taints, taints_message
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
 from karmada.kube.controller import Controller
-from karmada.kube.objects import apply_object
+from karmada.kube.objects import apply_object, resource_of
 from karmada.kube.resources import (
     CLUSTER_RESOURCE_BINDINGS,
     CLUSTER_ROLE_BINDINGS,
@@ -44,7 +53,7 @@ from karmada.kube.resources import (
     ROLES,
     WORKS,
 )
-from karmada.registration.access import agent_rbac, heartbeat_lease
+from karmada.registration.access import ROLE_REF_CHANGED, access_drift, agent_rbac, heartbeat_lease
 from karmada.registration.identity import CLUSTER_LABEL
 from karmada.timestamps import now_time
 
@@ -62,6 +71,7 @@ class ClusterController:
         clusters: Informer,
         namespaces: Informer,
         recorder: EventRecorder,
+        access: AgentAccess,
         *,
         cleanup_check_interval: float = 10.0,
     ) -> None:
@@ -69,9 +79,8 @@ class ClusterController:
         self.clusters = clusters
         self.namespaces = namespaces
         self.recorder = recorder
-        self.mapper = ResourceMapper(client)
+        self.access = access
         self.cleanup_check_interval = cleanup_check_interval
-        self._access_ensured: set[str] = set()  # once per process and cluster; approval ensures it too
 
     async def reconcile(self, name: str) -> float | None:
         cluster = self.clusters.get(name)
@@ -86,9 +95,8 @@ class ClusterController:
             await self.recorder.record(cluster, "Warning", "InvalidClusterName", message)
             return None
         await self._ensure_execution_space(cluster)
-        if (cluster.get("spec") or {}).get("syncMode") == "Pull" and name not in self._access_ensured:
-            await ensure_agent_access(self.client, self.mapper, name)
-            self._access_ensured.add(name)
+        if (cluster.get("spec") or {}).get("syncMode") == "Pull":
+            await self.access.ensure(name)  # reads caches; writes only what is missing or differs
         await self._sync_spec(cluster)
         return None
 
@@ -161,7 +169,6 @@ class ClusterController:
             log.info("cluster %s: still targeted by bindings; waiting", name)
             return self.cleanup_check_interval
         await remove_agent_access(self.client, name)
-        self._access_ensured.discard(name)
         finalizers = [f for f in cluster["metadata"].get("finalizers") or [] if f != CLUSTER_CONTROLLER_FINALIZER]
         if finalizers != (cluster["metadata"].get("finalizers") or []):
             updated = copy.deepcopy(cluster)
@@ -201,18 +208,92 @@ class ClusterController:
         return False
 
 
-async def ensure_agent_access(client: KubeClient, mapper: ResourceMapper, cluster: str) -> None:
-    """Create or converge the agent's RBAC and execution namespace; create its heartbeat
-    Lease when missing (the agent owns its contents afterwards)."""
-    for obj in agent_rbac(cluster):
-        await apply_object(client, mapper, obj, MANAGER)
-    lease = heartbeat_lease(cluster)
-    if await client.get_or_none(LEASES, cluster, lease["metadata"]["namespace"]) is None:
+class AgentAccess:
+    """Ensures a pull cluster's agent access, comparing with shared caches first.
+
+    ``caches`` holds one synced cache per kind of :func:`agent_rbac`'s objects
+    (Namespace, ClusterRole, ClusterRoleBinding, Role, RoleBinding); ``leases`` the
+    heartbeat Leases. An object the cache lacks or holds with other labels, rules,
+    subjects or roleRef is applied (a binding to another role deleted first) and
+    the answer stored in the cache, so the reconcile that follows before the watch
+    event compares with it rather than writing again."""
+
+    def __init__(
+        self, client: KubeClient, mapper: ResourceMapper, caches: Mapping[str, Informer], leases: Informer
+    ) -> None:
+        self.client = client
+        self.mapper = mapper
+        self.caches = caches
+        self.leases = leases
+
+    async def ensure(self, cluster: str) -> None:
+        for obj in agent_rbac(cluster):
+            await self._converge(cluster, obj)
+        lease = heartbeat_lease(cluster)
+        namespace = lease["metadata"]["namespace"]
+        if self.leases.get(cluster, namespace) is not None:
+            return  # the agent owns its contents once it exists
         try:
-            await client.create(LEASES, lease, lease["metadata"]["namespace"])
+            self.leases.store(await self.client.create(LEASES, lease, namespace))
         except KubeError as exc:
-            if not exc.already_exists:
+            if not exc.already_exists:  # one that exists was not in the cache yet: the agent's
                 raise
+
+    async def _converge(self, cluster: str, obj: Obj) -> None:
+        cache = self.caches[obj["kind"]]
+        meta = obj["metadata"]
+        drift = access_drift(obj, cache.get(meta["name"], meta.get("namespace", "")))
+        if drift is None:
+            return
+        log.info("agent access of cluster %s: %s %s %s; applying", cluster, obj["kind"], _where(meta), drift)
+        if drift == ROLE_REF_CHANGED:
+            resource = await resource_of(self.mapper, obj)
+            await _delete_quietly(self.client, resource, meta["name"], meta.get("namespace"))
+        cache.store(await apply_object(self.client, self.mapper, obj, MANAGER))
+
+
+def _where(meta: Obj) -> str:
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
+
+
+def agent_access(context: Context) -> AgentAccess:
+    """The agent access of a control plane, on its shared caches (asked for while set up)."""
+    informers = context.informers
+    # selected by the cluster label: only agents' roles and bindings, not every role of the control plane
+    rbac = {
+        kind: informers.informer(resource, label_selector=CLUSTER_LABEL)
+        for kind, resource in (
+            ("ClusterRole", CLUSTER_ROLES),
+            ("ClusterRoleBinding", CLUSTER_ROLE_BINDINGS),
+            ("Role", ROLES),
+            ("RoleBinding", ROLE_BINDINGS),
+        )
+    }
+    namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
+    leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
+    return AgentAccess(context.client, context.mapper, {"Namespace": namespaces, **rbac}, leases)
+
+
+def access_drifted(kind: str) -> Callable[[str, Obj, Obj | None], list[str]]:
+    """Maps an event of the ``kind`` cache to the cluster whose agent the object belongs to
+    (by its label, before or after), when the object is gone or no longer what that
+    cluster's access wants: the events of the control plane's own writes, and a start's
+    initial list, queue nothing."""
+
+    def clusters(event: str, obj: Obj, old: Obj | None) -> list[str]:
+        names = {((o.get("metadata") or {}).get("labels") or {}).get(CLUSTER_LABEL) for o in (obj, old) if o}
+        return sorted(name for name in names if name and (event == "DELETED" or _drifted(name, kind, obj)))
+
+    return clusters
+
+
+def _drifted(cluster: str, kind: str, obj: Obj) -> bool:
+    meta = obj.get("metadata") or {}
+    key = (kind, meta.get("name"), meta.get("namespace", ""))
+    for desired in agent_rbac(cluster):
+        if (desired["kind"], desired["metadata"]["name"], desired["metadata"].get("namespace", "")) == key:
+            return access_drift(desired, obj) is not None
+    return False  # labelled for the cluster, but not one of its access objects
 
 
 async def remove_agent_access(client: KubeClient, cluster: str) -> None:
@@ -240,8 +321,14 @@ def setup(context: Context) -> list[Controller[str]]:
     clusters = informers.informer(CLUSTERS)
     namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
     leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
+    access = agent_access(context)
     controller = ClusterController(
-        context.client, clusters, namespaces, context.recorder, cleanup_check_interval=options.cleanup_check_interval
+        context.client,
+        clusters,
+        namespaces,
+        context.recorder,
+        access,
+        cleanup_check_interval=options.cleanup_check_interval,
     )
     # Karmada's --concurrent-cluster-syncs: each reconcile waits on several API calls, and a
     # thousand clusters accepted one at a time take minutes
@@ -255,6 +342,8 @@ def setup(context: Context) -> list[Controller[str]]:
         return [owner] if owner is not None and kind == "DELETED" else []
 
     reconciler.watches(namespaces, owner_of_deleted_namespace)
+    for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        reconciler.watches(access.caches[kind], access_drifted(kind))  # a changed or deleted grant is put back
     monitor = HealthMonitor(
         context.client,
         clusters,

@@ -9,7 +9,10 @@ ends in a fresh list. Every failure is logged and retried after an
 exponential backoff with jitter (0.2 s doubling to 30 s; a 410 right after a
 working watch relists at once), so the task only ends when it is stopped.
 Every cached object is replayed to the handler each ``resync_period`` so
-level-triggered controllers converge even after a missed edge. One task per
+level-triggered controllers converge even after a missed edge. Each watch asks
+the server to end it after ``min_watch_timeout`` times 1 to 2 seconds (client-go's
+reflector, 5 minutes by default), so the thousand informers of a large fleet,
+started together, do not all watch again in the same second. One task per
 informer; handlers run on that task and must not block.
 """
 
@@ -33,12 +36,19 @@ Handler = Callable[[str, Obj, Obj | None], None]
 
 FIRST_BACKOFF = 0.2
 MAX_BACKOFF = 30.0
+MIN_WATCH_TIMEOUT = 300.0  # client-go's reflector: minWatchTimeout, 5 minutes
 
 
 def backoff(failures: int, cap: float = MAX_BACKOFF) -> float:
     """Seconds to wait after ``failures`` failures in a row: doubling up to ``cap``, times 1
     to 2 (client-go's reflector jitter), so informers of many processes do not retry in step."""
     return min(FIRST_BACKOFF * 2.0 ** min(failures - 1, 32), cap) * random.uniform(1.0, 2.0)
+
+
+def watch_timeout(minimum: float, rand: Callable[[], float] = random.random) -> int:
+    """The ``timeoutSeconds`` of one watch: ``minimum`` times 1 to 2 (``rand`` in [0, 1)),
+    whole seconds, at least 1 (0 would mean the server's own default)."""
+    return max(1, int(minimum * (1.0 + rand())))
 
 
 def object_key(obj: Obj) -> tuple[str, str]:
@@ -58,10 +68,11 @@ class Informer:
         label_selector: str = "",
         field_selector: str = "",
         resync_period: float = 0.0,
-        watch_timeout: int = 300,
+        min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         page_size: int = PAGE_SIZE,
         max_backoff: float = MAX_BACKOFF,
         transform: Callable[[Obj], Obj] | None = None,
+        rand: Callable[[], float] = random.random,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -69,7 +80,8 @@ class Informer:
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.resync_period = resync_period
-        self.watch_timeout = watch_timeout
+        self.min_watch_timeout = min_watch_timeout
+        self._rand = rand  # the watch timeout's jitter; tests inject their own
         self.page_size = page_size
         self.max_backoff = max_backoff
         self.transform = transform or strip_managed_fields
@@ -197,7 +209,7 @@ class Informer:
             self.resource,
             self.namespace,
             resource_version=self.resource_version,
-            timeout_seconds=self.watch_timeout,
+            timeout_seconds=watch_timeout(self.min_watch_timeout, self._rand),
             params=self._params(),
         )
         # aclosing: a cancelled informer closes its HTTP stream at once

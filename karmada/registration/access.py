@@ -3,6 +3,10 @@ plane creates when it approves that cluster's first CSR (and removes with
 the Cluster). Names follow Karmada's ``system:karmada:<cluster>:agent*``;
 the rules are narrower than Karmada's: every grant is limited to the
 cluster's own Cluster, heartbeat Lease and execution namespace.
+
+:func:`access_drift` says whether a stored object still is what
+:func:`agent_rbac` wants, in the fields the control plane owns, so that the
+control plane can compare its caches and write nothing when nothing differs.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from karmada.registration.identity import CLUSTER_LABEL, REGISTERED_BY_ANNOTATIO
 
 Obj = dict[str, Any]
 RBAC = "rbac.authorization.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+MISSING, CHANGED, ROLE_REF_CHANGED = "missing", "changed", "roleRef changed"
 LEASE_DURATION_SECONDS = 40
 
 
@@ -99,6 +105,39 @@ def agent_rbac(cluster: str) -> list[Obj]:
         *_role("Role", f"{prefix}-lease", NAMESPACE_KARMADA_CLUSTER, cluster, lease_rules),
         *_role("Role", f"{prefix}-work", space, cluster, work_rules),
     ]
+
+
+def access_drift(desired: Obj, stored: Obj | None) -> str | None:
+    """How ``stored`` falls short of ``desired`` (one of :func:`agent_rbac`'s objects):
+    None when it does not, :data:`MISSING`, :data:`CHANGED` (a label, the rules or the
+    subjects), or :data:`ROLE_REF_CHANGED` (a binding to another role: the API refuses
+    to change a roleRef, so the binding must be deleted and created again).
+
+    Only what the control plane sets counts: labels others add, annotations and
+    fields the server fills in do not."""
+    if stored is None:
+        return MISSING
+    if desired.get("roleRef") is not None and _ref(desired.get("roleRef")) != _ref(stored.get("roleRef")):
+        return ROLE_REF_CHANGED
+    labels = (stored.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(key) != value for key, value in desired["metadata"].get("labels", {}).items()):
+        return CHANGED
+    for field in ("rules", "subjects"):
+        if field in desired and _entries(desired[field]) != _entries(stored.get(field)):
+            return CHANGED
+    return None
+
+
+def _ref(ref: Any) -> tuple[str, str, str]:
+    ref = ref if isinstance(ref, dict) else {}
+    return ref.get("apiGroup") or RBAC_GROUP, ref.get("kind", ""), ref.get("name", "")
+
+
+def _entries(items: Any) -> list[Obj]:
+    """Rules or subjects without empty fields (a server may drop or add them; they mean nothing)."""
+    if not isinstance(items, list):
+        return []
+    return [{k: v for k, v in item.items() if v not in (None, "", [])} for item in items if isinstance(item, dict)]
 
 
 def heartbeat_lease(cluster: str) -> Obj:

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from karmada.kube import ClusterConfig, Informer, KubeClient, KubeError, from_kubeconfig
 from karmada.kube.client import MAX_EVENT_BYTES
+from karmada.kube.informer import MIN_WATCH_TIMEOUT, watch_timeout
 from karmada.kube.resources import CONFIGMAPS, CRDS, Resource
 from tests.factories import crd
 from tests.servers import ServerThread
@@ -357,6 +358,49 @@ def hang(script: Script) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def answer(request: web.Request) -> web.Response:
         await script.release.wait()
         return web.Response(status=503)
+
+    return answer
+
+
+# -- watch timeouts ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("minimum", "rand", "expected"),
+    [
+        (MIN_WATCH_TIMEOUT, 0.0, 300),  # client-go's 5 minutes at the least
+        (MIN_WATCH_TIMEOUT, 0.5, 450),
+        (MIN_WATCH_TIMEOUT, 0.999999, 599),  # rand < 1: always short of twice the minimum
+        (1.0, 0.7, 1),
+        (0.2, 0.0, 1),  # never 0, which would ask for the server's default
+    ],
+)
+def test_watch_timeout_is_the_minimum_times_one_to_two(minimum: float, rand: float, expected: int) -> None:
+    assert watch_timeout(minimum, lambda: rand) == expected
+
+
+def test_watch_timeouts_of_many_informers_spread_over_the_window() -> None:
+    # 1,000 informers started together: a fixed timeout puts every re-watch in one second
+    timeouts = [watch_timeout(MIN_WATCH_TIMEOUT) for _ in range(1000)]
+    assert all(300 <= t < 600 for t in timeouts)
+    assert max(timeouts.count(t) for t in set(timeouts)) < 20 and len(set(timeouts)) > 250
+
+
+async def test_each_watch_asks_for_its_own_jittered_timeout(fake: tuple[Script, str]) -> None:
+    script, url = fake
+    script.lists.append(page([configmap("a", 5)], 10))
+    script.watches.extend([ended(), ended(), ended()])  # the server ends each watch: watch again
+    draws = iter([0.0, 0.5, 0.25, 0.75])
+    async with KubeClient(ClusterConfig(server=url)) as client:
+        informer = Informer(client, CONFIGMAPS, namespace="default", min_watch_timeout=10, rand=lambda: next(draws))
+        async with running(informer):
+            await until(lambda: sum(r.get("watch") == "true" for r in script.requests) == 4)
+    watches = [r for r in script.requests if r.get("watch") == "true"]
+    assert [r.get("timeoutSeconds") for r in watches] == ["10", "15", "12", "17"]
+    assert informer.relists == 1  # a watch the server ended is resumed, not relisted
+
+
+def ended() -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(text="", content_type="application/json")
 
     return answer
 

@@ -79,7 +79,7 @@ async def test_informer_caches_and_relists_after_410(small_history: ServerThread
     async with KubeClient(
         from_kubeconfig(small_history.kubeconfig(workdir, "informer-admin", ["system:masters"]))
     ) as client:
-        informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=cached", watch_timeout=2)
+        informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=cached", min_watch_timeout=1)
         seen: list[tuple[str, str]] = []
         informer.add_handler(lambda kind, obj, old: seen.append((kind, obj["metadata"]["name"])))
         informer.start()
