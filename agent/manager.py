@@ -106,16 +106,18 @@ class Agent:
             await self.lead()
             return
         namespace = self.options.leader_elect_resource_namespace or execution_space(self.options.cluster_name)
-        elector = LeaderElector(
-            self.control_plane,
-            namespace,
-            f"karmada-agent-{self.options.cluster_name}",
-            self.identity,
-            lease_duration=self.options.leader_elect_lease_duration,
-            renew_deadline=self.options.leader_elect_renew_deadline,
-            retry_period=self.options.leader_elect_retry_period,
-        )
-        await elector.run(self.lead)
+        # the election's own connections: renewals never queue behind the agent's own requests
+        async with self.control_plane.companion() as election_client:
+            elector = LeaderElector(
+                election_client,
+                namespace,
+                f"karmada-agent-{self.options.cluster_name}",
+                self.identity,
+                lease_duration=self.options.leader_elect_lease_duration,
+                renew_deadline=self.options.leader_elect_renew_deadline,
+                retry_period=self.options.leader_elect_retry_period,
+            )
+            await elector.run(self.lead)
 
     async def _wait_for_registration(self) -> None:
         delay = 1.0

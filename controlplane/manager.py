@@ -50,11 +50,14 @@ class ControlPlane:
     async def run(self, stop: asyncio.Event) -> None:
         """Lead (or campaign) until ``stop`` is set."""
         stopper = asyncio.get_running_loop().create_task(stop.wait())
+        # the election's own connections (Karmada's leader-election client): renewals must not
+        # queue behind the controllers' requests in one pool, or a busy leader steps down
+        election_client = self.client.companion()
         try:
             while not stop.is_set():
                 if self.options.leader_elect:
                     elector = LeaderElector(
-                        self.client,
+                        election_client,
                         self.options.leader_elect_resource_namespace,
                         self.options.leader_elect_resource_name,
                         self.identity,
@@ -72,6 +75,7 @@ class ControlPlane:
                     await campaign
         finally:
             stopper.cancel()
+            await election_client.close()
 
     async def lead(self) -> None:
         """Run the enabled controllers until cancelled."""

@@ -123,7 +123,18 @@ class KubeClient:
         # watches (two per Push member) would leave no connection for any other request
         self._watch_session: aiohttp.ClientSession | None = None
         self._watched = False
+        self._companions: list[KubeClient] = []
+        self._parent: KubeClient | None = None
         self._use(config)
+
+    def companion(self) -> KubeClient:
+        """A client with these settings and connections of its own, switched by this one's
+        :meth:`set_config` too (a renewed certificate); its user closes it. For requests that
+        must not queue behind this client's, as client-go gives leader election its own client."""
+        other = KubeClient(self.config, timeout=self._timeout)
+        other._parent = self
+        self._companions.append(other)
+        return other
 
     def _use(self, config: ClusterConfig) -> None:
         self.config = config
@@ -146,6 +157,8 @@ class KubeClient:
         shutdown needs a few loop turns to finish, so give it a moment before
         the caller's loop may end (aiohttp's documented graceful shutdown).
         """
+        if self._parent is not None and self in self._parent._companions:
+            self._parent._companions.remove(self)
         sessions = [s for s in (self._session, self._watch_session) if s is not None]
         self._session = self._watch_session = None
         for session in sessions:
@@ -161,6 +174,8 @@ class KubeClient:
         self._use(config)
         for session in old:
             await session.close()
+        for companion in self._companions:
+            await companion.set_config(config)
 
     async def _ensure(self, watch: bool = False) -> aiohttp.ClientSession:
         try:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from aiohttp import web
 
 from karmada.kube import (
     ConfigError,
@@ -24,6 +25,7 @@ from karmada.kube import (
     from_kubeconfig,
     from_kubeconfig_bytes,
 )
+from karmada.kube.config import ClusterConfig
 from karmada.kube.resources import CONFIGMAPS, EVENTS, LEASES
 from manifests import crd_files
 from tests.servers import ServerThread
@@ -226,3 +228,40 @@ async def test_many_open_watches_leave_room_for_requests(kube: KubeClient) -> No
             task.cancel()
         await asyncio.gather(*watches, return_exceptions=True)
         await kube.delete(CONFIGMAPS, "watched", "default")
+
+
+async def test_a_companion_answers_while_the_clients_pool_is_full() -> None:
+    # leader election's client: its renewals must not wait behind 64 slow requests of the controllers
+    release = asyncio.Event()
+
+    async def answer(request: web.Request) -> web.Response:
+        if request.match_info["name"] == "slow":
+            await release.wait()
+        return web.json_response({"metadata": {"name": request.match_info["name"]}})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/namespaces/default/configmaps/{name}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    client = KubeClient(ClusterConfig(server=f"http://127.0.0.1:{port}"), timeout=30)
+    companion = client.companion()
+    slow = [asyncio.create_task(client.get(CONFIGMAPS, "slow", "default")) for _ in range(70)]
+    try:
+        await asyncio.sleep(0.3)  # every connection of the pool taken
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(client.get(CONFIGMAPS, "quick", "default"), 1.0)
+        async with asyncio.timeout(5):
+            assert (await companion.get(CONFIGMAPS, "quick", "default"))["metadata"]["name"] == "quick"
+        renewed = ClusterConfig(server=f"http://127.0.0.1:{port}", tls_server_name="renewed")
+        await client.set_config(renewed)
+        assert companion.config is renewed, "a renewed certificate reaches the companion too"
+    finally:
+        release.set()
+        await asyncio.gather(*slow, return_exceptions=True)
+        await companion.close()
+        await client.close()
+        await runner.cleanup()
+    assert client._companions == [], "a closed companion is forgotten"
