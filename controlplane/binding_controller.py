@@ -17,7 +17,8 @@ A reconcile of one binding, from the shared caches:
    write it only when spec, labels, annotations or finalizers differ from the
    stored Work, so repeated reconciles make no API writes. Rendering is pure
    and runs first; the writes (and the deletes of steps 1 and 3) then go 16
-   at a time, since a binding to 1,000 clusters is 1,000 round trips.
+   at a time, since a binding to 1,000 clusters is 1,000 round trips, and 32
+   at a time over all bindings, leaving the client's pool room for the rest.
 
 A cluster whose override fails keeps its stored Work untouched; the binding
 gets the condition ``OverridesApplied=False`` (reason
@@ -51,6 +52,7 @@ Works are left alone.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import uuid
@@ -124,6 +126,8 @@ WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
 MESSAGE_OVERRIDES_APPLIED = "All override policies were applied."
 WORK_WRITES_IN_FLIGHT = 16  # per binding; a binding to 1,000 clusters is 1,000 round trips otherwise
+# and over every binding at once: the client's pool has 64 connections, the other controllers need some
+WORK_WRITES_IN_FLIGHT_TOTAL = 32
 
 
 def _meta(obj: Obj) -> Obj:
@@ -300,6 +304,7 @@ class BindingController:
         self.templates = templates
         self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
         self.stateful_failover_injection = False  # Karmada's StatefulFailoverInjection gate
+        self.write_gate = asyncio.Semaphore(WORK_WRITES_IN_FLIGHT_TOTAL)  # shared by both scopes in setup
         # who to wake up: bindings by their template's (apiVersion, kind), and by target cluster
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
         self._by_cluster: dict[str, set[Key]] = defaultdict(set)
@@ -480,7 +485,8 @@ class BindingController:
         if meta.get("deletionTimestamp"):
             return False  # already on its way (the agent runs the execution finalizer)
         try:
-            await self.client.delete(WORKS, meta["name"], meta["namespace"])
+            async with self.write_gate:
+                await self.client.delete(WORKS, meta["name"], meta["namespace"])
         except KubeError as exc:
             if exc.not_found:
                 return False
@@ -656,10 +662,11 @@ class BindingController:
             if not work_changed(existing, desired):
                 return False
             try:
-                if existing is None:
-                    stored = await self.client.create(WORKS, desired, rendered.namespace)
-                else:
-                    stored = await self.client.update(WORKS, desired, rendered.namespace)
+                async with self.write_gate:
+                    if existing is None:
+                        stored = await self.client.create(WORKS, desired, rendered.namespace)
+                    else:
+                        stored = await self.client.update(WORKS, desired, rendered.namespace)
             except KubeError as exc:
                 if (exc.conflict or exc.already_exists) and attempt + 1 < WRITE_ATTEMPTS:
                     existing = await self.client.get_or_none(WORKS, rendered.name, rendered.namespace)
@@ -746,6 +753,7 @@ def setup(context: Context) -> list[Controller[Key]]:
     cops = Models(informers.informer(CLUSTER_OVERRIDE_POLICIES), ClusterOverridePolicy)
     ops = Models(informers.informer(OVERRIDE_POLICIES), OverridePolicy)
     templates = Templates(context.client, informers, context.mapper)
+    write_gate = asyncio.Semaphore(WORK_WRITES_IN_FLIGHT_TOTAL)
     controllers: list[Controller[Key]] = []
     options = context.options
     for scope, resource, namespaced_ops, name, workers in (
@@ -773,6 +781,7 @@ def setup(context: Context) -> list[Controller[Key]]:
             templates,
         )
         controller.interpreter = async_interpreter_for(context)
+        controller.write_gate = write_gate
         controller.stateful_failover_injection = options.feature_enabled("StatefulFailoverInjection")
         loop: Controller[Key] = Controller(name, controller.reconcile, workers=max(1, workers))
         loop.watches(bindings, controller.binding_keys)
