@@ -19,8 +19,8 @@ point. A remembered port that another program took meanwhile is replaced, and
 ``up`` says so. Each program's ``/metrics`` gets its own loopback port the same
 way (``<program>-metrics`` in ``ports.json``; ``up`` prints each URL), since
 Karmada's default ``:8080`` can serve only one of them on a shared host. So
-does each grouped agent process's ``/healthz`` and ``/readyz``
-(``<program>-healthz``), instead of the ``:10357`` of register's Deployment.
+does each agent process's ``/healthz`` and ``/readyz`` (``<program>-healthz``),
+instead of the ``:10357`` of register's Deployment.
 
 Many members (``members_per_process`` > 1, for simulation only): the members
 are cut, in order, into groups of that many; each group is one ``localkube
@@ -328,8 +328,8 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     began = time.monotonic()
     programs = [CONTROLLER_MANAGER, WEBHOOK, *(g.agent for g in groups if g.agent)]
     names = [CONTROL_PLANE, *options.members, WEBHOOK, *(metrics_port_name(p) for p in programs)]
-    if options.members_per_process > 1:
-        names += [probe_port_name(g.agent) for g in groups if g.agent]
+    # every agent process its own probe port: register's Deployment says :10357, one per host
+    names += [probe_port_name(g.agent) for g in groups if g.agent]
     ports = choose_ports(names, _remembered_ports(directory), say)
     sandbox = Sandbox(
         directory, [], list(options.members), ports, groups, set(options.push_members), options.members_per_process
@@ -526,6 +526,8 @@ def _start_agent(
         *(f"--karmada-kubeconfig={credentials}" if arg.startswith("--karmada-kubeconfig=") else arg for arg in command),
         f"--kubeconfig={kubeconfig}",
         _metrics_flag(sandbox, agent_name(name), say if len(sandbox.members) <= PROGRESS_EVERY else lambda _: None),
+        # after the Deployment's :10357, which only one agent on the host could bind (the last flag wins)
+        _probe_flag(sandbox, agent_name(name), say if len(sandbox.members) <= PROGRESS_EVERY else lambda _: None),
     ]
     log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
     record = start(agent_name(name), args, log, sandbox.run_dir)

@@ -21,6 +21,7 @@ import pytest
 
 from karmada.sandbox.sandbox import Group, SandboxError, default_ready_timeout, plan_groups
 from tests.pullmode import wait_for
+from tests.sandbox.processes import probe_port
 from tests.servers import Kubectl, Plugin
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duplicated"
@@ -74,13 +75,6 @@ def _rows(status: str) -> dict[str, list[str]]:
     return {line.split()[0]: line.split() for line in status.splitlines() if line.startswith("member")}
 
 
-def _probe_port(state: dict[str, Any], process: str) -> int:
-    """The port of the last ``--health-probe-bind-address`` ``process`` was started with (argparse's rule)."""
-    args = next(p["args"] for p in state["processes"] if p["name"] == process)
-    flags = [arg for arg in args if arg.startswith("--health-probe-bind-address=")]
-    return int(flags[-1].rsplit(":", 1)[1])
-
-
 def _get(port: int, path: str) -> tuple[int, str]:
     try:
         # no proxy from the environment: the probes are on loopback
@@ -125,7 +119,7 @@ def test_four_members_in_two_groups(tmp_path: Path) -> None:
         assert len({ports[f"member{i}"] for i in range(1, 5)}) == 4, "a port per member, remembered"
         assert "karmada-agent-group1-metrics" in ports and "karmada-agent-group2-metrics" in ports
         # each group's agent process answers its probes on a port of its own, not both on :10357
-        probes = {group: _probe_port(state, f"karmada-agent-{group}") for group in ("group1", "group2")}
+        probes = {group: probe_port(state, f"karmada-agent-{group}") for group in ("group1", "group2")}
         assert len(set(probes.values())) == 2, probes
         assert probes == {group: ports[f"karmada-agent-{group}-healthz"] for group in probes}, "remembered"
         for group, members_of_group in (("group1", ["member1", "member2"]), ("group2", ["member3", "member4"])):
