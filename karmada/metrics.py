@@ -6,7 +6,8 @@ client-go export, so the same dashboards and alerts work:
 
 - work queues: ``workqueue_depth``, ``workqueue_adds_total``,
   ``workqueue_queue_duration_seconds``, ``workqueue_work_duration_seconds``,
-  ``workqueue_retries_total`` (label ``name``: the controller's name);
+  ``workqueue_retries_total`` (label ``name``: the controller's name; the
+  process's sum when several queues share it, as a fleet's agents do);
 - reconciles: ``controller_runtime_reconcile_total{controller,result}``,
   ``controller_runtime_reconcile_errors_total{controller}``,
   ``controller_runtime_reconcile_time_seconds{controller}``;

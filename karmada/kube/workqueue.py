@@ -20,6 +20,13 @@ Workers are tasks of the event loop that made the queue; nothing here blocks.
 A queue given a ``name`` exports client-go's work-queue metrics under it
 (``workqueue_depth``, ``_adds_total``, ``_queue_duration_seconds``,
 ``_work_duration_seconds``, ``_retries_total``; see :mod:`karmada.metrics`).
+Several queues may share a name in one process (every agent of a
+``karmada-agent --fleet`` process has its own ``execution`` queue, and so on):
+the series then show the process's sum over them, as one program's series
+would. Counters and histograms add up by themselves; the depth gauge is moved
+by each queue's change (client-go's inc/dec) rather than set to one queue's
+length, and a queue shut down takes its remaining keys out of it, since no
+one counts them any more once its workers are gone.
 """
 
 from __future__ import annotations
@@ -77,7 +84,8 @@ class WorkQueue(Generic[K]):
             self._queue_duration = metrics.WORKQUEUE_QUEUE_DURATION.labels(name)
             self._work_duration = metrics.WORKQUEUE_WORK_DURATION.labels(name)
             self._retries = metrics.WORKQUEUE_RETRIES.labels(name)
-            self._depth.set(0)
+        # this queue's share of workqueue_depth{name}, which other queues of the name share
+        self._depth_counted = 0
 
     def __len__(self) -> int:
         """Keys ready for a worker."""
@@ -111,8 +119,14 @@ class WorkQueue(Generic[K]):
         self._wake()
 
     def _measure_depth(self) -> None:
-        if self.name is not None:
-            self._depth.set(len(self._queue))
+        """Move the shared depth gauge by this queue's change since the last time (a
+        ``set()`` would overwrite the other queues' share); after shutdown, not at all."""
+        if self.name is None or self._shutting_down:
+            return
+        depth = len(self._queue)
+        if depth != self._depth_counted:
+            self._depth.inc(depth - self._depth_counted)
+            self._depth_counted = depth
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue ``key`` in ``delay`` seconds, or sooner if it already waits with an earlier deadline."""
@@ -217,7 +231,7 @@ class WorkQueue(Generic[K]):
             if added is not None:
                 self._queue_duration.observe(now - added)
             self._started_at[key] = now
-            self._depth.set(len(self._queue))
+            self._measure_depth()
         return key
 
     def done(self, key: K) -> None:
@@ -235,6 +249,9 @@ class WorkQueue(Generic[K]):
     async def shutdown(self, *, drain: bool = False) -> None:
         """Stop taking keys; with ``drain``, return once every queued and in-flight key is done."""
         self._shutting_down = True
+        if self.name is not None and self._depth_counted:
+            self._depth.dec(self._depth_counted)
+            self._depth_counted = 0
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -18,7 +18,9 @@ supervisor, or by ``down`` then ``up``) answers where the kubeconfigs already
 point. A remembered port that another program took meanwhile is replaced, and
 ``up`` says so. Each program's ``/metrics`` gets its own loopback port the same
 way (``<program>-metrics`` in ``ports.json``; ``up`` prints each URL), since
-Karmada's default ``:8080`` can serve only one of them on a shared host.
+Karmada's default ``:8080`` can serve only one of them on a shared host. So
+does each agent process's ``/healthz`` and ``/readyz`` (``<program>-healthz``),
+instead of the ``:10357`` of register's Deployment.
 
 Many members (``members_per_process`` > 1, for simulation only): the members
 are cut, in order, into groups of that many; each group is one ``localkube
@@ -74,6 +76,8 @@ FLEET_READY_MARKER = "localkube fleet serving "
 REGISTER_CONCURRENCY = 8  # registrations in flight: each is a few requests and a CSR the control plane approves
 PROGRESS_EVERY = 50  # beyond this many members, progress comes as counts every this many, not a line per member
 AGENT_FLEET_FLAGS = ("cluster-name", "cluster-api-endpoint", "karmada-kubeconfig", "kubeconfig")
+# flags of the Deployments' command line the sandbox sets itself for a grouped agent process
+SANDBOX_AGENT_FLEET_FLAGS = ("leader-elect", "metrics-bind-address", "health-probe-bind-address")
 CONTROLLER_MANAGER = "karmada-controlplane"
 WEBHOOK_READY_MARKER = " serving on https://"
 
@@ -81,6 +85,11 @@ WEBHOOK_READY_MARKER = " serving on https://"
 def metrics_port_name(program: str) -> str:
     """The key of ``program``'s metrics port in ``ports.json``."""
     return f"{program}-metrics"
+
+
+def probe_port_name(program: str) -> str:
+    """The key of ``program``'s health-probe port (``/healthz``, ``/readyz``) in ``ports.json``."""
+    return f"{program}-healthz"
 
 
 def agent_name(member: str) -> str:
@@ -125,6 +134,12 @@ def _metrics_flag(sandbox: Sandbox, program: str, say: Callable[[str], None]) ->
     port = sandbox.ports[metrics_port_name(program)]
     say(f"{program}: metrics on http://127.0.0.1:{port}/metrics")
     return f"--metrics-bind-address=127.0.0.1:{port}"
+
+
+def _probe_flag(sandbox: Sandbox, program: str, say: Callable[[str], None]) -> str:
+    port = sandbox.ports[probe_port_name(program)]
+    say(f"{program}: health probes on http://127.0.0.1:{port}/healthz")
+    return f"--health-probe-bind-address=127.0.0.1:{port}"
 
 
 class SandboxError(Exception):
@@ -313,6 +328,8 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     began = time.monotonic()
     programs = [CONTROLLER_MANAGER, WEBHOOK, *(g.agent for g in groups if g.agent)]
     names = [CONTROL_PLANE, *options.members, WEBHOOK, *(metrics_port_name(p) for p in programs)]
+    # every agent process its own probe port: register's Deployment says :10357, one per host
+    names += [probe_port_name(g.agent) for g in groups if g.agent]
     ports = choose_ports(names, _remembered_ports(directory), say)
     sandbox = Sandbox(
         directory, [], list(options.members), ports, groups, set(options.push_members), options.members_per_process
@@ -509,6 +526,8 @@ def _start_agent(
         *(f"--karmada-kubeconfig={credentials}" if arg.startswith("--karmada-kubeconfig=") else arg for arg in command),
         f"--kubeconfig={kubeconfig}",
         _metrics_flag(sandbox, agent_name(name), say if len(sandbox.members) <= PROGRESS_EVERY else lambda _: None),
+        # after the Deployment's :10357, which only one agent on the host could bind (the last flag wins)
+        _probe_flag(sandbox, agent_name(name), say if len(sandbox.members) <= PROGRESS_EVERY else lambda _: None),
     ]
     log = sandbox.directory / "logs" / f"karmada-agent-{name}.log"
     record = start(agent_name(name), args, log, sandbox.run_dir)
@@ -552,11 +571,13 @@ def _start_agent_fleet(
     args = [
         *python_module("agent"),
         f"--fleet={fleet}",
-        *(arg for arg in shared or [] if _flag_name(arg) not in ("leader-elect", "metrics-bind-address")),
+        *(arg for arg in shared or [] if _flag_name(arg) not in SANDBOX_AGENT_FLEET_FLAGS),
         # each simulated agent is the only one of its cluster: an election among one candidate
         # would cost a Lease write every 2 s per cluster and decide nothing
         "--leader-elect=false",
         _metrics_flag(sandbox, group.agent, say),
+        # the Deployment's :10357 is one port per host: every group but the first would serve no probes
+        _probe_flag(sandbox, group.agent, say),
     ]
     record = start(group.agent, args, sandbox.directory / "logs" / f"{group.agent}.log", sandbox.run_dir)
     sandbox.processes.append(record)

@@ -12,6 +12,8 @@ import os
 import signal
 import stat
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import pytest
 
 from karmada.sandbox.sandbox import Group, SandboxError, default_ready_timeout, plan_groups
 from tests.pullmode import wait_for
+from tests.sandbox.processes import probe_port
 from tests.servers import Kubectl, Plugin
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duplicated"
@@ -72,6 +75,16 @@ def _rows(status: str) -> dict[str, list[str]]:
     return {line.split()[0]: line.split() for line in status.splitlines() if line.startswith("member")}
 
 
+def _get(port: int, path: str) -> tuple[int, str]:
+    try:
+        # no proxy from the environment: the probes are on loopback
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
 def _running(pid: int) -> bool:
     result = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True, check=False)
     return result.returncode == 0 and not result.stdout.strip().startswith("Z")
@@ -105,6 +118,16 @@ def test_four_members_in_two_groups(tmp_path: Path) -> None:
         ports = json.loads((directory / "ports.json").read_text())
         assert len({ports[f"member{i}"] for i in range(1, 5)}) == 4, "a port per member, remembered"
         assert "karmada-agent-group1-metrics" in ports and "karmada-agent-group2-metrics" in ports
+        # each group's agent process answers its probes on a port of its own, not both on :10357
+        probes = {group: probe_port(state, f"karmada-agent-{group}") for group in ("group1", "group2")}
+        assert len(set(probes.values())) == 2, probes
+        assert probes == {group: ports[f"karmada-agent-{group}-healthz"] for group in probes}, "remembered"
+        for group, members_of_group in (("group1", ["member1", "member2"]), ("group2", ["member3", "member4"])):
+            assert _get(probes[group], "/healthz") == (200, "ok")
+            _, verbose = _get(probes[group], "/readyz?verbose")
+            named = {line.split()[0][3:] for line in verbose.splitlines() if line.startswith(("[+]", "[-]"))}
+            assert set(members_of_group) <= named, f"{group}'s own agents: {verbose}"
+            assert not named & {f"member{i}" for i in range(1, 5)} - set(members_of_group), verbose
 
         karmada = Kubectl(directory / "karmada.config", tmp_path / "cache")
         members = Kubectl(directory / "members.config", tmp_path / "cache")

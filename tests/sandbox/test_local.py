@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import stat
+import urllib.request
 from pathlib import Path
 
 from tests.programs import kubectl
 from tests.pullmode import wait_for
+from tests.sandbox.processes import probe_port
 from tests.servers import Kubectl, Plugin
 
 
@@ -55,8 +57,16 @@ def test_up_status_down(tmp_path: Path) -> None:
         wait_for(allocated, timeout=30, interval=1, what="the pods counted as allocated")
         status = plugin("local", "status", "--dir", str(directory)).stdout
         assert "karmada-agent-member1" in status and "running" in status and "member2" in status
-        agent_args = " ".join(json.loads((directory / "sandbox.json").read_text())["processes"][-1]["args"])
+        state = json.loads((directory / "sandbox.json").read_text())
+        agent_args = " ".join(state["processes"][-1]["args"])
         assert "--cluster-name=member" in agent_args, "the agent's cluster name is on its command line"
+        probes = {m: probe_port(state, f"karmada-agent-{m}") for m in ("member1", "member2")}
+        assert len(set(probes.values())) == 2, f"each agent its own probe port, not both on :10357: {probes}"
+        for member, port in probes.items():
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                f"http://127.0.0.1:{port}/readyz?verbose", timeout=5
+            ) as answer:
+                assert answer.status == 200, member
         again = plugin("local", "up", "--dir", str(directory), check=False)
         assert again.returncode == 1 and "already running" in again.stderr
     finally:
