@@ -21,10 +21,12 @@ ensures the same access, through the same caches, when it registers a cluster.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from controlplane.cluster_health import HealthMonitor
 from controlplane.context import Context
@@ -40,6 +42,7 @@ from karmada.clusters.mutation import mutate, prepare_new_cluster
 from karmada.clusters.taints import readiness_taints, taints_message
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, ResourceMapper
 from karmada.kube.controller import Controller
+from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.objects import apply_object, resource_of
 from karmada.kube.resources import (
     CLUSTER_RESOURCE_BINDINGS,
@@ -225,8 +228,23 @@ class AgentAccess:
         self.mapper = mapper
         self.caches = caches
         self.leases = leases
+        # the approver and the cluster controller ensure a new cluster at the same moment: one
+        # at a time per cluster, so the second finds the first's answers in the caches
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: dict[str, int] = {}
 
     async def ensure(self, cluster: str) -> None:
+        lock = self._locks.setdefault(cluster, asyncio.Lock())
+        self._users[cluster] = self._users.get(cluster, 0) + 1
+        try:
+            async with lock:
+                await self._ensure(cluster)
+        finally:
+            self._users[cluster] -= 1
+            if not self._users[cluster]:
+                del self._users[cluster], self._locks[cluster]
+
+    async def _ensure(self, cluster: str) -> None:
         for obj in agent_rbac(cluster):
             await self._converge(cluster, obj)
         lease = heartbeat_lease(cluster)
@@ -256,9 +274,16 @@ def _where(meta: Obj) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
 
 
+_shared: WeakKeyDictionary[InformerFactory, AgentAccess] = WeakKeyDictionary()
+
+
 def agent_access(context: Context) -> AgentAccess:
-    """The agent access of a control plane, on its shared caches (asked for while set up)."""
+    """The agent access of a control plane, on its shared caches (asked for while set up);
+    one per set of caches, shared by the cluster controller and the agent approver."""
     informers = context.informers
+    found = _shared.get(informers)
+    if found is not None:
+        return found
     # selected by the cluster label: only agents' roles and bindings, not every role of the control plane
     rbac = {
         kind: informers.informer(resource, label_selector=CLUSTER_LABEL)
@@ -271,7 +296,8 @@ def agent_access(context: Context) -> AgentAccess:
     }
     namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
     leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
-    return AgentAccess(context.client, context.mapper, {"Namespace": namespaces, **rbac}, leases)
+    found = _shared[informers] = AgentAccess(context.client, context.mapper, {"Namespace": namespaces, **rbac}, leases)
+    return found
 
 
 def access_drifted(kind: str) -> Callable[[str, Obj, Obj | None], list[str]]:

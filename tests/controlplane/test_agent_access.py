@@ -1,9 +1,11 @@
 """The agent's access objects, compared with caches before they are written: a
 control plane restarted with N pull Clusters writes none of them; one someone
-deleted or changed (a rule, a label, a binding's roleRef) is put back."""
+deleted or changed (a rule, a label, a binding's roleRef) is put back; the
+approver and the cluster controller ensuring one new cluster at once write it once."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import socket
@@ -14,7 +16,11 @@ from typing import Any
 
 import pytest
 
-from controlplane.cluster_controller import access_drifted
+from controlplane.cluster_controller import access_drifted, agent_access
+from controlplane.context import Context
+from controlplane.options import Options
+from karmada.kube import EventRecorder, KubeClient, from_kubeconfig
+from karmada.kube.informer_factory import InformerFactory
 from karmada.registration.access import (
     CHANGED,
     MISSING,
@@ -247,3 +253,23 @@ def test_deleted_or_changed_access_is_put_back(plane: Plane) -> None:
     wait_for(lambda: _converged(env, "edited"), timeout=60, what="the binding to the agent's role again")
     log = (env.workdir / "controlplane.log").read_text()
     assert f"ClusterRoleBinding {prefix} roleRef changed; applying" in log
+
+
+async def test_two_ensures_of_one_new_cluster_at_once_write_its_access_once(plane: Plane) -> None:
+    # the approver (its CSR) and the cluster controller (its Cluster) see a new cluster together
+    env = plane.env
+    async with KubeClient(from_kubeconfig(env.kubeconfig)) as client:
+        informers = InformerFactory(client)
+        context = Context(client, informers, EventRecorder(client, "test"), Options())
+        access = agent_access(context)
+        assert agent_access(context) is access, "one per set of caches"
+        await informers.start(sync_timeout=20)
+        try:
+            before = _writes(env)
+            await asyncio.gather(access.ensure("twice"), access.ensure("twice"), access.ensure("other"))
+            after = _writes(env)
+        finally:
+            await informers.stop()
+    written = {resource: after[resource] - before[resource] for resource in ACCESS}
+    assert written == {"namespaces": 2, "clusterroles": 2, "clusterrolebindings": 2, "roles": 4, "rolebindings": 4}
+    assert _converged(env, "twice") and _converged(env, "other")
