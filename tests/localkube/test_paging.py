@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from localkube.server import LIST_SLICE, in_slices
 from tests.servers import Raw, ServerThread
 
 NS = "paging"
@@ -239,3 +240,50 @@ async def test_a_plain_watch_from_a_future_version_starts_there(raw: Raw) -> Non
     after = [name for name, rv in written if rv > ahead]
     assert [e["object"]["metadata"]["name"] for e in events] == after
     assert len(after) < len(written), "events up to the requested version are skipped"
+
+
+async def test_a_long_list_lets_other_requests_run_between_slices() -> None:
+    # a Lease renewal arriving while a page of 500 large objects is built and encoded
+    # runs between slices, not after the whole answer
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(other())
+    await asyncio.sleep(0)
+    try:
+        before = turns
+        done = await in_slices(list(range(LIST_SLICE * 4 + 1)), lambda i: i * 2)
+        assert done == [i * 2 for i in range(LIST_SLICE * 4 + 1)]
+        assert turns - before >= 4, "the other task ran between the five slices"
+        before = turns
+        assert await in_slices(list(range(LIST_SLICE)), str) == [str(i) for i in range(LIST_SLICE)]
+        assert turns == before, "a single slice runs at once"
+    finally:
+        task.cancel()
+
+
+async def test_a_long_list_answers_whole_and_in_order(raw: Raw) -> None:
+    namespace = "long-list"
+    await _namespace(raw, namespace)
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    data = {f"k{i}": "v" * 200 for i in range(40)}
+
+    async def create(index: int) -> None:
+        status, body, _ = await raw.request("POST", path, {"metadata": {"name": f"c{index:04d}"}, "data": data})
+        assert status == 201, body
+
+    for start in range(0, 1200, 100):
+        await asyncio.gather(*(create(i) for i in range(start, start + 100)))
+    listed = asyncio.create_task(raw.request("GET", path))
+    _, got, _ = await raw.request("GET", f"{path}/c0001")  # served while the list is built
+    _, full, _ = await listed
+    assert got["metadata"]["name"] == "c0001"
+    ours = [i for i in full["items"] if i["metadata"]["name"] != "kube-root-ca.crt"]
+    assert [i["metadata"]["name"] for i in ours] == [f"c{i:04d}" for i in range(1200)]
+    assert ours[-1]["data"] == data and full["kind"] == "ConfigMapList" and "apiVersion" not in ours[0]
+    assert full["metadata"]["resourceVersion"]
