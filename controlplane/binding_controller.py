@@ -16,8 +16,8 @@ A reconcile of one binding, from the shared caches:
    binding's reference), the Cluster and the (Cluster)OverridePolicies, and
    write it only when spec, labels, annotations or finalizers differ from the
    stored Work, so repeated reconciles make no API writes. Rendering is pure
-   and runs first; the writes (and the deletes of steps 1 and 3) then go 16
-   at a time, since a binding to 1,000 clusters is 1,000 round trips, and 32
+   and runs first; the writes (and the deletes of steps 1 and 3) then go 8
+   at a time, since a binding to 1,000 clusters is 1,000 round trips, and 16
    at a time over all bindings, leaving the client's pool room for the rest.
 
 A cluster whose override fails keeps its stored Work untouched; the binding
@@ -125,9 +125,9 @@ UNKNOWN_KIND_REQUEUE = 60.0
 WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
 MESSAGE_OVERRIDES_APPLIED = "All override policies were applied."
-WORK_WRITES_IN_FLIGHT = 16  # per binding; a binding to 1,000 clusters is 1,000 round trips otherwise
+WORK_WRITES_IN_FLIGHT = 8  # per binding; a binding to 1,000 clusters is 1,000 round trips otherwise
 # and over every binding at once: the client's pool has 64 connections, the other controllers need some
-WORK_WRITES_IN_FLIGHT_TOTAL = 32
+WORK_WRITES_IN_FLIGHT_TOTAL = 16
 
 
 def _meta(obj: Obj) -> Obj:
