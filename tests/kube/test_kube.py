@@ -245,7 +245,7 @@ async def test_a_companion_answers_while_the_clients_pool_is_full() -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = runner.addresses[0][1]
     client = KubeClient(ClusterConfig(server=f"http://127.0.0.1:{port}"), timeout=30)
     companion = client.companion()
     slow = [asyncio.create_task(client.get(CONFIGMAPS, "slow", "default")) for _ in range(70)]
