@@ -59,13 +59,14 @@ from benchmarks.sandbox_bench import _program, rss_mib
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, RESOURCE_BINDINGS, Resource
 from karmada.sandbox.sandbox import CONTROL_PLANE, CONTROLLER_MANAGER, Sandbox, SandboxOptions, down, up
-from localkube.metrics import parse_request_totals
+from localkube.metrics import minus, parse_request_durations, parse_request_totals, quantile
 
 POLICIES = Resource("policy.karmada.io", "v1alpha1", "propagationpolicies", "PropagationPolicy", True)
 NAMESPACE = "default"
 LABEL = "bench"  # what propagation_bench.MemberWatch selects on
 GROUP = "scale-bench/group"
 MAX_GROUPS = 100
+LEASE_PUT = ("PUT", "coordination.k8s.io", "leases", "")
 
 
 def default_per_process(size: int) -> int:
@@ -192,6 +193,7 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
 
         # (d) 5 Works per cluster
         cpu_work = cpu_seconds(controlplane)
+        durations_before = parse_request_durations(await client.raw_text("/metrics"))
         everywhere = _policy("works", "ConfigMap", "v1", {"matchLabels": {LABEL: "works"}}, {})
         await client.create(POLICIES, everywhere, NAMESPACE)
         await asyncio.sleep(1.0)
@@ -201,6 +203,7 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         expected = {f"works-{index}-configmap": size for index in range(5)}
         await _wait(lambda: _applied(client, expected), options.timeout, "5 Works in every cluster", interval)
         results["d_5_works_per_cluster_s"] = time.monotonic() - began
+        _progress(results, "d_5_works_per_cluster_s")
 
         # (e) 100 Deployments over all clusters, a subset each
         for group in members_of:
@@ -224,6 +227,13 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         await _wait(lambda: _applied(client, expected), options.timeout, "the Deployments applied", interval)
         results["e_deployments_applied_s"] = time.monotonic() - began
         results["d_e_controlplane_cpu_s"] = cpu_seconds(controlplane) - cpu_work
+        durations = parse_request_durations(await client.raw_text("/metrics"))
+        renewals = minus(durations.get(LEASE_PUT, []), durations_before.get(LEASE_PUT, []))
+        results["d_e_lease_put_p99_s"] = quantile(0.99, renewals)
+        answered = _summed(minus(durations[k], durations_before.get(k, [])) for k in durations if k[0] != "WATCH")
+        results["d_e_request_p50_s"] = quantile(0.5, answered)
+        results["d_e_request_p99_s"] = quantile(0.99, answered)
+        _progress(results, "e_deployments_applied_s", "d_e_lease_put_p99_s", "d_e_request_p99_s")
 
         # (f) steady rate into the groups of the watched members
         step = max(1, size // options.watched)
@@ -261,7 +271,37 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
             for watched_client in clients.values():
                 await watched_client.close()
         results["f_controlplane_peak_rss_mib"] = peak_rss_mib(controlplane)
+    results.update(_log_counts(sandbox))
     return results
+
+
+def _summed(series: Any) -> list[tuple[float, int]]:
+    """Cumulative buckets of several series added up (they share kube-apiserver's bounds)."""
+    total: dict[float, int] = {}
+    for buckets in series:
+        for bound, count in buckets:
+            total[bound] = total.get(bound, 0) + count
+    return sorted(total.items())
+
+
+def _progress(results: dict[str, float], *names: str) -> None:
+    """A figure as soon as it is measured: a run stopped half-way still leaves its numbers."""
+    print("    " + ", ".join(f"{name} {results[name]:.3f}" for name in names), flush=True)
+
+
+def _log_counts(sandbox: Sandbox) -> dict[str, float]:
+    """How often the control plane stepped down over the whole run (a renewal missed its
+    deadline, or another took the Lease), and the stalls and slow requests its API server logged."""
+
+    def count(name: str, needle: str) -> float:
+        record = next(p for p in sandbox.processes if p.name == name)
+        return float(Path(record.log).read_text(errors="replace").count(needle))
+
+    return {
+        "leader_step_downs": count(CONTROLLER_MANAGER, "; stepping down") + count(CONTROLLER_MANAGER, " lost lease "),
+        "apiserver_loop_stalls": count(CONTROL_PLANE, "event loop stalled"),
+        "apiserver_slow_requests": count(CONTROL_PLANE, "slow request:"),
+    }
 
 
 def measure(size: int, mode: str, options: argparse.Namespace) -> dict[str, float]:

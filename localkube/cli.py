@@ -231,13 +231,14 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
     from localkube.fleet import FleetError
+    from localkube.loop_stalls import watched
 
     if args.cluster_name_prefix != "member" and args.clusters is None:
         parser.error("--cluster-name-prefix: only with --clusters")
     try:
         if args.clusters is not None or args.fleet is not None:
-            return asyncio.run(_serve_fleet(args))
-        return asyncio.run(_serve(args))
+            return asyncio.run(watched(_serve_fleet(args)))
+        return asyncio.run(watched(_serve(args)))
     except FleetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

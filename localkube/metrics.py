@@ -1,13 +1,19 @@
-"""Request counters served at ``/metrics`` in Prometheus' text format, as
-kube-apiserver serves ``apiserver_request_total``: one counter per verb,
-group, version, resource, subresource, scope and response code.
+"""Request metrics served at ``/metrics`` in Prometheus' text format, as
+kube-apiserver serves them: ``apiserver_request_total`` (one counter per verb,
+group, version, resource, subresource, scope and response code) and
+``apiserver_request_duration_seconds`` (a histogram per verb, group, version,
+resource, subresource and scope, kube-apiserver's buckets; a watch is
+observed when it ends, as there).
 
-Benchmarks read it to count the API writes a workload costs (a watch only
-shows writes that changed something; this counts every request answered).
+Benchmarks read them to count the API writes a workload costs (a watch only
+shows writes that changed something; this counts every request answered) and
+how long the answers took while the server was busy.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections import Counter
 
 from localkube.requestinfo import RequestInfo
@@ -24,6 +30,28 @@ _VERBS = {
     "deletecollection": "DELETECOLLECTION",
 }
 LabelSet = tuple[str, str, str, str, str, str, str]
+DurationLabels = tuple[str, str, str, str, str, str]  # verb, group, version, resource, subresource, scope
+# kube-apiserver's buckets for apiserver_request_duration_seconds
+DURATION_BUCKETS = (
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0,
+    30.0, 45.0, 60.0,
+)  # fmt: skip
+
+
+class Histogram:
+    """Counts per bucket (not cumulative; summed when rendered), sum and count of one series."""
+
+    __slots__ = ("buckets", "count", "sum")
+
+    def __init__(self) -> None:
+        self.buckets = [0] * (len(DURATION_BUCKETS) + 1)  # the last one is +Inf
+        self.sum = 0.0
+        self.count = 0
+
+    def observe(self, seconds: float) -> None:
+        self.buckets[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
+        self.sum += seconds
+        self.count += 1
 
 
 class RequestMetrics:
@@ -31,8 +59,9 @@ class RequestMetrics:
 
     def __init__(self) -> None:
         self._counts: Counter[LabelSet] = Counter()
+        self._durations: dict[DurationLabels, Histogram] = {}
 
-    def observe(self, info: RequestInfo, code: int, apply: bool = False) -> None:
+    def observe(self, info: RequestInfo, code: int, apply: bool = False, seconds: float | None = None) -> None:
         if not info.is_resource or not info.resource:
             return
         verb = "APPLY" if apply else _VERBS.get(info.verb, info.verb.upper())
@@ -42,8 +71,13 @@ class RequestMetrics:
             scope = "namespace"
         else:
             scope = "cluster"
-        key = (verb, info.group, info.version, info.resource, info.subresource, scope, str(code))
-        self._counts[key] += 1
+        labels = (verb, info.group, info.version, info.resource, info.subresource, scope)
+        self._counts[(*labels, str(code))] += 1
+        if seconds is not None:
+            histogram = self._durations.get(labels)
+            if histogram is None:
+                histogram = self._durations[labels] = Histogram()
+            histogram.observe(seconds)
 
     def render(self) -> str:
         lines = [
@@ -57,7 +91,28 @@ class RequestMetrics:
                 f'subresource="{subresource}",verb="{verb}",version="{version}"'
             )
             lines.append(f"apiserver_request_total{{{labels}}} {count}")
+        lines += [
+            "# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb,"
+            " dry run value, group, version, resource, subresource, scope and component.",
+            "# TYPE apiserver_request_duration_seconds histogram",
+        ]
+        for (verb, group, version, resource, subresource, scope), histogram in sorted(self._durations.items()):
+            labels = (
+                f'component="apiserver",dry_run="",group="{group}",resource="{resource}",scope="{scope}",'
+                f'subresource="{subresource}",verb="{verb}",version="{version}"'
+            )
+            cumulative = 0
+            for bound, count in zip((*map(_bound, DURATION_BUCKETS), "+Inf"), histogram.buckets, strict=True):
+                cumulative += count
+                lines.append(f'apiserver_request_duration_seconds_bucket{{{labels},le="{bound}"}} {cumulative}')
+            lines.append(f"apiserver_request_duration_seconds_sum{{{labels}}} {histogram.sum:.6f}")
+            lines.append(f"apiserver_request_duration_seconds_count{{{labels}}} {histogram.count}")
         return "\n".join(lines) + "\n"
+
+
+def _bound(value: float) -> str:
+    """A bucket bound as Prometheus' Go client writes it (``1``, ``0.005``, ``1.25``)."""
+    return f"{value:g}"
 
 
 def parse_request_totals(text: str) -> dict[tuple[str, ...], int]:
@@ -72,3 +127,52 @@ def parse_request_totals(text: str) -> dict[tuple[str, ...], int]:
         key = tuple(labels.get(k, "").strip('"') for k in ("verb", "group", "resource", "subresource", "code"))
         found[key] = found.get(key, 0) + int(float(value))
     return found
+
+
+DurationKey = tuple[str, str, str, str]  # verb, group, resource, subresource
+
+
+def parse_request_durations(text: str) -> dict[DurationKey, list[tuple[float, int]]]:
+    """``apiserver_request_duration_seconds`` buckets of a ``/metrics`` page: (verb, group,
+    resource, subresource) -> [(upper bound, cumulative count)], summed over scopes and versions."""
+    found: dict[DurationKey, dict[float, int]] = {}
+    prefix = "apiserver_request_duration_seconds_bucket{"
+    for line in text.splitlines():
+        if not line.startswith(prefix):
+            continue
+        body, _, value = line.rpartition("} ")
+        labels = dict(part.split("=", 1) for part in body[len(prefix) :].split(",") if "=" in part)
+        key = (
+            labels.get("verb", "").strip('"'),
+            labels.get("group", "").strip('"'),
+            labels.get("resource", "").strip('"'),
+            labels.get("subresource", "").strip('"'),
+        )
+        bound = float(labels.get("le", '"+Inf"').strip('"'))
+        buckets = found.setdefault(key, {})
+        buckets[bound] = buckets.get(bound, 0) + int(float(value))
+    return {key: sorted(buckets.items()) for key, buckets in found.items()}
+
+
+def quantile(q: float, buckets: list[tuple[float, int]]) -> float:
+    """The ``q`` quantile of cumulative ``buckets`` as Prometheus' ``histogram_quantile`` estimates
+    it (linear within a bucket; the highest finite bound when it falls in +Inf); NaN when empty."""
+    if not buckets or buckets[-1][1] == 0:
+        return math.nan
+    rank = q * buckets[-1][1]
+    lower_bound, lower_count = 0.0, 0
+    for bound, count in buckets:
+        if count >= rank:
+            if math.isinf(bound):
+                return lower_bound
+            if count == lower_count:
+                return bound
+            return lower_bound + (bound - lower_bound) * (rank - lower_count) / (count - lower_count)
+        lower_bound, lower_count = bound, count
+    return lower_bound
+
+
+def minus(after: list[tuple[float, int]], before: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The buckets of the requests answered between two scrapes."""
+    earlier = dict(before)
+    return [(bound, count - earlier.get(bound, 0)) for bound, count in after]

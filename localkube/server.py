@@ -77,6 +77,7 @@ log = logging.getLogger("localkube")
 Obj = dict[str, Any]
 MAX_BODY = MAX_BODY_BYTES
 LIST_SLICE = 50  # objects a LIST builds or encodes before letting other requests run
+SLOW_REQUEST = 1.0  # seconds: a request answered later than this is logged (kube-apiserver traces at 0.5 to 1 s)
 T = TypeVar("T")
 JSON = "application/json"
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
@@ -337,17 +338,22 @@ class LocalKube:
             request_id = new_request_id()
             response = self._status_response(internal_error(exc, request_id, request.method, request.path, log))
             response.headers["Audit-Id"] = request_id
+        elapsed = time.monotonic() - started
         info = request.get(REQUEST_INFO)
         if info is not None:
             applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
-            self.metrics.observe(info, response.status, applying)
-        log.debug(
-            "%s %s %s %.1fms",
-            request.method,
-            request.path_qs,
-            response.status,
-            (time.monotonic() - started) * 1000,
-        )
+            self.metrics.observe(info, response.status, applying, elapsed)
+            if elapsed >= SLOW_REQUEST and info.verb != "watch":
+                # kube-apiserver's trace of a long request: what waited, for whom, how long
+                log.warning(
+                    'slow request: "%s %s" user-agent:%s status:%d (total time: %.3fs)',
+                    request.method,
+                    request.path,
+                    request.headers.get("User-Agent", ""),
+                    response.status,
+                    elapsed,
+                )
+        log.debug("%s %s %s %.1fms", request.method, request.path_qs, response.status, elapsed * 1000)
         return response
 
     def _status_response(self, error: APIError, request: web.Request | None = None) -> web.Response:

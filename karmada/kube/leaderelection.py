@@ -192,6 +192,10 @@ class LeaderElector:
             stored = await self.client.create(LEASES, lease, self.namespace)
         else:
             stored = await self.client.update(LEASES, lease, self.namespace)
+        took = self._now() - sent
+        if took >= self.retry_period:
+            # a renewal this slow eats the renew deadline: the API server (or this process) is saturated
+            log.warning("writing lease %s/%s took %.1fs", self.namespace, self.name, took)
         self._renewed_at = sent
         self._observe(stored)
 

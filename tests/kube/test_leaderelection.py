@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,25 @@ def test_karmada_controlplane_releases_its_lease_on_sigterm_and_a_restart_leads_
     # well inside the 15 s lease an unreleased Lease would make the new process wait
     second = wait_for(lambda: spec().get("holderIdentity"), timeout=8, what="the restarted control plane to lead")
     assert second != first
+
+
+async def test_a_renewal_slower_than_the_retry_period_is_logged(
+    kube: KubeClient, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elector = _elector(kube, "slow-renewal", "only")
+    assert await elector.try_acquire_or_renew()
+    update = kube.update
+
+    async def slow_update(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.3)  # the retry period is 0.2 s
+        return await update(*args, **kwargs)
+
+    monkeypatch.setattr(kube, "update", slow_update)
+    with caplog.at_level(logging.WARNING, logger="karmada.kube.leaderelection"):
+        assert await elector.try_acquire_or_renew()
+    assert "writing lease default/slow-renewal took 0.3s" in caplog.text
+    monkeypatch.setattr(kube, "update", update)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="karmada.kube.leaderelection"):
+        assert await elector.try_acquire_or_renew()
+    assert "took" not in caplog.text
