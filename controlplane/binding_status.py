@@ -115,8 +115,7 @@ class WorkIndex:
         self.works = works
         self._by_id: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._ids: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for work in works.items():  # a cache already running: index what it holds
-            self._update("ADDED", work)
+        # a cache already running replays what it holds to the new handler
         works.add_handler(lambda kind, obj, old: self._update(kind, obj))
 
     def _update(self, kind: str, work: Obj) -> None:

@@ -351,16 +351,13 @@ class Detector:
             self.kinds[(api_version, kind)] = None
             return True
         informer = self.informers.informer(resource)
+        # a cache another controller started earlier replays what it holds to the new handler
         handler = self._template_handler(api_version, kind)
         self._handlers[(api_version, kind)] = self.templates.watches(informer, handler)
         self.kinds[(api_version, kind)] = informer
         self._resources[(api_version, kind)] = resource
         log.info("watching %s (%s)", resource.plural, resource.api_version)
         await informer.wait_synced(SYNC_TIMEOUT)
-        # a cache another controller started earlier does not replay what it holds to a new handler
-        for obj in _items(informer):
-            for key in handler("ADDED", obj, None):
-                self.templates.enqueue(key)
         return True
 
     def _template(self, key: TemplateKey) -> Obj | None:

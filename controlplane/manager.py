@@ -2,13 +2,26 @@
 of :mod:`controlplane.controllers` that ``--controllers`` enables, and the
 feature-gated ones (``GATED``) whose gate is on.
 
-Only the elected leader runs controllers. While campaigning nothing is
-cached; on election the caches list and watch, controllers start once they
-are synced, and on lost leadership everything stops and the process
-campaigns again, so a standby replica takes over within a lease duration
-(at once after a clean shutdown, which releases the Lease). Background loops
-(the health monitor) run under a :class:`~karmada.kube.supervise.Supervisor`:
-one that fails is logged and restarted with backoff.
+Only the elected leader runs controllers. Each leadership term (:meth:`ControlPlane.lead`)
+sets the controllers up on a term of the process's one
+:class:`~karmada.kube.informer_factory.InformerFactory`, starts the caches they
+asked for, and starts the controllers once those are synced; on lost leadership
+the controllers stop and the process campaigns again, so a standby replica
+takes over within a lease duration (at once after a clean shutdown, which
+releases the Lease). Background loops (the health monitor) run under a
+:class:`~karmada.kube.supervise.Supervisor`: one that fails is logged and
+restarted with backoff.
+
+The caches outlive a term: they start with the first term and keep watching
+while the process campaigns again, and the next term's controllers get their
+objects replayed as ``ADDED`` instead of listing them. A leader that steps down
+because a saturated API server delayed its renewal would otherwise relist
+every Work, Cluster and binding on re-election, loading that API server more
+and losing the next renewal too. Only the handlers (removed at the end of each
+term) and the caches a term made on demand (stopped with it) are per term. A
+standby that never led caches nothing: which caches to keep is decided by the
+controllers' setup, which runs on election, and a fleet's standbys would
+otherwise double the watches the API server serves.
 
 Readiness (``/readyz``): a standby replica is ready; a leader is ready once its
 caches are synced, and not while it lists them after an election.
@@ -42,6 +55,8 @@ class ControlPlane:
         self.supervisor: Supervisor | None = None  # the background loops while leading
         self.leading = False
         self.synced = False
+        # the caches kept across leadership terms, while run() runs
+        self.informers: InformerFactory | None = None
 
     def ready(self) -> bool:
         """Standby, or leading with every shared cache synced."""
@@ -53,6 +68,7 @@ class ControlPlane:
         # the election's own connections (Karmada's leader-election client): renewals must not
         # queue behind the controllers' requests in one pool, or a busy leader steps down
         election_client = self.client.companion()
+        self.informers = InformerFactory(self.client, self.options.resync_period)
         try:
             while not stop.is_set():
                 if self.options.leader_elect:
@@ -76,12 +92,18 @@ class ControlPlane:
         finally:
             stopper.cancel()
             await election_client.close()
+            await self.informers.stop()
+            self.informers = None
 
     async def lead(self) -> None:
-        """Run the enabled controllers until cancelled."""
+        """Run the enabled controllers until cancelled (one leadership term)."""
+        # called outside run() (tests), a term keeps its caches for itself
+        shared = (
+            self.informers if self.informers is not None else InformerFactory(self.client, self.options.resync_period)
+        )
         context = Context(
             self.client,
-            InformerFactory(self.client, self.options.resync_period),
+            shared.term(),
             EventRecorder(self.client, "karmada-controlplane"),
             self.options,
         )
@@ -111,3 +133,5 @@ class ControlPlane:
                 await controller.stop()
             await context.recorder.close()
             await context.informers.stop()
+            if shared is not self.informers:
+                await shared.stop()

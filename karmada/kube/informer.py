@@ -14,6 +14,13 @@ the server to end it after ``min_watch_timeout`` times 1 to 2 seconds (client-go
 reflector, 5 minutes by default), so the thousand informers of a large fleet,
 started together, do not all watch again in the same second. One task per
 informer; handlers run on that task and must not block.
+
+A handler added to a cache that has already listed is first called with
+``ADDED`` for every object the cache holds (client-go's ``AddEventHandler`` on
+a started informer), right in :meth:`Informer.add_handler`, so a reader that
+comes late (a controller of a new leadership term, a kind a second controller
+watches) builds its indexes from the whole cache without a list. It must
+therefore be ready to be called when it is added.
 """
 
 from __future__ import annotations
@@ -138,8 +145,22 @@ class Informer:
         self._written[key] = self.transform(obj)
         self.changes += 1
 
+    @property
+    def handlers(self) -> tuple[Handler, ...]:
+        return tuple(self._handlers)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
     def add_handler(self, handler: Handler) -> None:
+        """Call ``handler`` for every change from now on; once synced, first with ``ADDED``
+        for each cached object (what the watch has delivered, without this process's
+        stored writes: their watch events still follow)."""
         self._handlers.append(handler)
+        if self._synced.is_set():
+            for obj in list(self._cache.values()):
+                self._call(handler, "ADDED", obj, None)
 
     def remove_handler(self, handler: Handler) -> None:
         """Stop calling ``handler`` (a reader that no longer needs this cache)."""
@@ -172,11 +193,14 @@ class Informer:
         return params
 
     def _emit(self, kind: str, obj: Obj, old: Obj | None) -> None:
-        for handler in self._handlers:
-            try:
-                handler(kind, obj, old)
-            except Exception:  # one bad handler must not stop the cache
-                log.exception("informer handler failed for %s %s", self.resource.plural, object_key(obj))
+        for handler in list(self._handlers):  # a handler may add or remove handlers
+            self._call(handler, kind, obj, old)
+
+    def _call(self, handler: Handler, kind: str, obj: Obj, old: Obj | None) -> None:
+        try:
+            handler(kind, obj, old)
+        except Exception:  # one bad handler must not stop the cache
+            log.exception("informer handler failed for %s %s", self.resource.plural, object_key(obj))
 
     async def _list(self) -> None:
         listing = await self.client.list_all(
