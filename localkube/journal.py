@@ -11,19 +11,29 @@ cut, and one fsync serves every write that arrived while the previous one ran
 pages): no answer is sent from then on (clients see the connection close, not
 an acknowledgement) until a restart reloads what is on disk.
 
-Concurrency: everything but the fsync itself runs on the event loop. The fsync
-runs in a worker thread on a duplicate of the descriptor, so the loop keeps
-serving (and appending) meanwhile, and replacing the journal never closes a
-descriptor the thread still uses. One flusher task at a time; it compacts
-(between fsyncs, on the loop) when the journal outgrows
-``max(compact_bytes, 2 × snapshot size)``: a server renewing Leases for a week
-keeps a bounded journal.
+Concurrency: appends run on the event loop; the fsyncs run in a worker
+thread on a duplicate of the descriptor, so the loop keeps serving (and
+appending) meanwhile, and replacing the journal never closes a descriptor the
+thread still uses. One flusher task at a time; when the journal outgrows
+``max(compact_bytes, 2 × snapshot size)`` it compacts, so a server renewing
+Leases for a week keeps a bounded journal.
 
-Crash safety of compaction: the snapshot is written to a temporary file,
-fsynced and renamed (then the directory fsynced) before the journal is
-replaced by an empty one; a crash in between leaves the new snapshot and the
-old journal, whose entries are all at or below the snapshot's resourceVersion
-and are skipped on load.
+Compaction while serving must not stop the loop: encoding a snapshot of tens
+of MB takes most of a second, which every request (a leader's Lease renewal
+among them) would wait out. So the flusher only rotates on the loop: it takes
+the store's state (references to its objects, which are replaced on write,
+never changed in place), renames the journal to ``journal.previous.jsonl`` and
+appends to a new one from then on. A worker thread then writes the snapshot
+of that state, one object at a time (so the loop gets the interpreter between
+objects), and removes the previous journal.
+
+Crash safety: no write in the new journal is acknowledged before the previous
+one is fsynced and the rename is durable. Loading reads the snapshot, then the
+previous journal if one is left, then the journal, skipping entries at or
+below the snapshot's resourceVersion: a crash before the new snapshot is in
+place loses nothing (old snapshot + both journals), one after it replays only
+newer entries. A torn last line of the previous journal was never
+acknowledged, and neither was anything after it: loading stops there.
 """
 
 from __future__ import annotations
@@ -32,11 +42,20 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from localkube.private_files import private_directory, remove_temporary_files, write_all, write_private
+from localkube.private_files import (
+    fsync_directory,
+    open_private_append,
+    private_directory,
+    remove_temporary_files,
+    write_all,
+    write_private,
+    write_private_chunks,
+)
 
 log = logging.getLogger("localkube.journal")
 
@@ -45,6 +64,7 @@ Key = tuple[str, str]  # (namespace, name)
 State = tuple[int, dict[str, dict[Key, Obj]]]
 
 DEFAULT_COMPACT_BYTES = 8 * 1024 * 1024
+SNAPSHOT_CHUNK = 1024 * 1024  # bytes of encoded objects gathered per write while compacting
 
 
 def _fsync_and_close(fd: int) -> None:
@@ -52,6 +72,24 @@ def _fsync_and_close(fd: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _encode_snapshot(rv: int, items: dict[str, list[Obj]]) -> Iterator[bytes]:
+    """The snapshot file's JSON, an object at a time, in chunks of about ``SNAPSHOT_CHUNK``."""
+    parts = [f'{{"rv":{rv},"objects":{{']
+    size = 0
+    for index, (storage, objects) in enumerate(items.items()):
+        parts.append(("," if index else "") + json.dumps(storage) + ":[")
+        for position, obj in enumerate(objects):
+            encoded = json.dumps(obj, separators=(",", ":"))
+            parts.append("," + encoded if position else encoded)
+            size += len(encoded)
+            if size >= SNAPSHOT_CHUNK:
+                yield "".join(parts).encode()
+                parts, size = [], 0
+        parts.append("]")
+    parts.append("}}")
+    yield "".join(parts).encode()
 
 
 class Journal:
@@ -62,6 +100,7 @@ class Journal:
         remove_temporary_files(directory)  # a snapshot half-written when the last run was killed
         self.snapshot = directory / "snapshot.json"
         self.log = directory / "journal.jsonl"
+        self.previous = directory / "journal.previous.jsonl"  # rotated out, until its snapshot is written
         self.compact_bytes = compact_bytes
         # the store's current (resourceVersion, objects), for compaction while running
         self.state: Callable[[], State] | None = None
@@ -72,6 +111,11 @@ class Journal:
         self._written = 0  # entries appended
         self._synced = 0  # entries covered by a finished fsync
         self._flusher: asyncio.Task[None] | None = None
+        self._snapshotting: asyncio.Task[None] | None = None
+        # held while a snapshot is written in a worker thread; close() waits for it, so a server
+        # restarted in the same process never sees an older snapshot land after its own
+        self._snapshot_lock = threading.Lock()
+        self._closed = False
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         # a failed fsync may have dropped written pages; nothing is acknowledged after it
         self._failure: OSError | None = None
@@ -91,38 +135,40 @@ class Journal:
             for storage, items in state["objects"].items():
                 data[storage] = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in items}
         snapshot_rv = rv
-        if self.log.exists():
-            with self.log.open("rb") as lines:
-                for line in lines:
-                    if not line.endswith(b"\n"):
-                        break  # a torn last write was never acknowledged
-                    entry = json.loads(line)
-                    if int(entry["rv"]) <= snapshot_rv:
-                        continue  # already in the snapshot (a crash between its rename and the journal's reset)
-                    rv = max(rv, int(entry["rv"]))
-                    objects = data.setdefault(entry["s"], {})
-                    key = (entry["ns"], entry["n"])
-                    if entry["op"] == "put":
-                        objects[key] = entry["o"]
-                    else:
-                        objects.pop(key, None)
+        for path in (self.previous, self.log):
+            if not path.exists():
+                continue
+            rv, whole = _replay(path, snapshot_rv, rv, data)
+            if not whole:
+                break  # a torn write was never acknowledged, nor anything after it
         return rv, data
 
     def compact(self, rv: int, data: dict[str, dict[Key, Obj]]) -> None:
-        """Write a fresh snapshot (durably) and start an empty journal."""
-        state = {"rv": rv, "objects": {s: list(objs.values()) for s, objs in data.items() if objs}}
-        payload = json.dumps(state, separators=(",", ":")).encode()
-        write_private(self.snapshot, payload)
-        self._snapshot_size = len(payload)
+        """Write a fresh snapshot (durably) and start an empty journal, at once (at start-up)."""
+        self._snapshot_size = self._write_snapshot(rv, _items(data))
         previous = self._fd
         write_private(self.log, b"")
         self._fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
         if previous is not None:
             os.close(previous)
+        self.previous.unlink(missing_ok=True)  # its entries are all in the snapshot now
         self._log_size = 0
         self._synced = self._written
-        self.compactions += 1
         self._wake()
+
+    def _write_snapshot(self, rv: int, items: dict[str, list[Obj]]) -> int:
+        """Write the snapshot file durably; its size. Runs in a worker thread while serving."""
+        size = 0
+
+        def counted() -> Iterator[bytes]:
+            nonlocal size
+            for chunk in _encode_snapshot(rv, items):
+                size += len(chunk)
+                yield chunk
+
+        write_private_chunks(self.snapshot, counted())
+        self.compactions += 1
+        return size
 
     def append(self, op: str, storage: str, key: Key, rv: int, obj: Obj | None) -> None:
         """Log one write; it is durable once :meth:`durable` returns."""
@@ -182,19 +228,60 @@ class Journal:
             self._synced = max(self._synced, target)
             self._wake()
             if self._needs_compaction():
-                self._compact_running()
+                await self._compact_running()
 
     def _needs_compaction(self) -> bool:
-        return self.state is not None and self._log_size > max(self.compact_bytes, 2 * self._snapshot_size)
+        if self.state is None or (self._snapshotting is not None and not self._snapshotting.done()):
+            return False
+        return self._log_size > max(self.compact_bytes, 2 * self._snapshot_size)
 
-    def _compact_running(self) -> None:
-        assert self.state is not None
+    async def _compact_running(self) -> None:
+        """Rotate the journal on the loop, then write the snapshot in a worker thread."""
+        assert self.state is not None and self._fd is not None
         rv, data = self.state()
+        items = _items(data)  # the objects as of ``rv``: later writes replace them, never change them
+        if not self.previous.exists():  # else a failed snapshot left it: it still holds what the new one covers
+            retired, boundary = self._fd, self._written
+            try:
+                os.replace(self.log, self.previous)
+                self._fd = open_private_append(self.log)
+            except OSError as error:
+                log.error("journal rotation failed: %s", error)
+                self._fd = retired
+                return
+            self._log_size = 0
+            try:
+                # the retired journal's tail and the rename on disk before any write in the new one counts
+                await asyncio.to_thread(_sync_rotation, retired, self.directory)
+            except OSError as error:
+                log.error("journal fsync failed, no write is acknowledged from now on: %s", error)
+                self._fail(error)
+                return
+            self._synced = max(self._synced, boundary)
+            self._wake()
+        self._snapshotting = asyncio.get_running_loop().create_task(
+            self._snapshot_in_background(rv, items), name="localkube-journal-snapshot"
+        )
+
+    async def _snapshot_in_background(self, rv: int, items: dict[str, list[Obj]]) -> None:
         try:
-            self.compact(rv, data)
+            size = await asyncio.to_thread(self._replace_snapshot, rv, items)
         except OSError as error:
-            # the journal stays as it was (complete and synced): retry at the next flush
+            # the old snapshot and both journals are complete on disk: retried at a later flush
             log.error("journal compaction failed: %s", error)
+            return
+        if size is not None:
+            self._snapshot_size = size
+
+    def _replace_snapshot(self, rv: int, items: dict[str, list[Obj]]) -> int | None:
+        """In a worker thread: the new snapshot, then the previous journal it covers removed."""
+        with self._snapshot_lock:
+            if self._closed:
+                return None
+            size = self._write_snapshot(rv, items)
+            self.previous.unlink(missing_ok=True)
+            fsync_directory(self.directory)
+            return size
 
     def _wake(self) -> None:
         waiting = []
@@ -227,3 +314,34 @@ class Journal:
         if self._flusher is not None and not self._flusher.done():
             self._flusher.cancel()
         self._flusher = None
+        with self._snapshot_lock:  # a snapshot being written finishes first; none starts after
+            self._closed = True
+
+
+def _items(data: dict[str, dict[Key, Obj]]) -> dict[str, list[Obj]]:
+    return {storage: list(objects.values()) for storage, objects in data.items() if objects}
+
+
+def _sync_rotation(retired: int, directory: Path) -> None:
+    _fsync_and_close(retired)
+    fsync_directory(directory)
+
+
+def _replay(path: Path, snapshot_rv: int, rv: int, data: dict[str, dict[Key, Obj]]) -> tuple[int, bool]:
+    """Apply one journal file's entries newer than the snapshot; the last resourceVersion and
+    whether the file ended on a whole line."""
+    with path.open("rb") as lines:
+        for line in lines:
+            if not line.endswith(b"\n"):
+                return rv, False
+            entry = json.loads(line)
+            if int(entry["rv"]) <= snapshot_rv:
+                continue  # already in the snapshot (a crash between its rename and the journal's reset)
+            rv = max(rv, int(entry["rv"]))
+            objects = data.setdefault(entry["s"], {})
+            key = (entry["ns"], entry["n"])
+            if entry["op"] == "put":
+                objects[key] = entry["o"]
+            else:
+                objects.pop(key, None)
+    return rv, True

@@ -17,6 +17,7 @@ import os
 import stat
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 DIRECTORY_MODE = 0o700
@@ -89,11 +90,18 @@ def open_private_append(path: Path) -> int:
 def write_private(path: Path, data: bytes, *, sync: bool = True) -> Path:
     """Replace ``path`` atomically with ``data`` in a 0600 file (fsynced, directory too,
     unless ``sync`` is false: a file that must not outlive a crash anyway)."""
+    return write_private_chunks(path, (data,), sync=sync)
+
+
+def write_private_chunks(path: Path, chunks: Iterable[bytes], *, sync: bool = True) -> Path:
+    """:func:`write_private` of the concatenated ``chunks``, each written as it is produced
+    (a large file is never held whole in memory)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}{TEMPORARY_SUFFIX}")
     tmp.unlink(missing_ok=True)  # left by a crash of this very pid number
     fd = create_private(tmp)
     try:
-        write_all(fd, data)
+        for data in chunks:
+            write_all(fd, data)
         if sync:
             os.fsync(fd)
     except BaseException:
