@@ -39,6 +39,7 @@ from localkube.query import int_param, resource_version_param
 from localkube.request_options import truthy
 from localkube.resources import ResourceType
 from localkube.store import Event, Watcher
+from localkube.watch_encoding import EncodedEvents
 
 Obj = dict[str, Any]
 Send = Callable[[str, Obj], Awaitable[None]]
@@ -130,6 +131,7 @@ class Watches:
         self.store = api.store
         self.count = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.encoded = EncodedEvents()
 
     def cancel(self) -> None:
         """End every open watch (the server is stopping)."""
@@ -177,6 +179,15 @@ class Watches:
                 return
             await response.write((json.dumps({"type": kind, "object": obj}, separators=(",", ":")) + "\n").encode())
 
+        async def emit(kind: str, stored: Obj) -> None:
+            """``send`` of a stored object's view; as JSON, encoded once for every watcher."""
+            if mode in ("table", "protobuf"):
+                await send(kind, self._view(rt, stored))
+                return
+            line = self.encoded.line(rt, kind, stored, lambda: self._view(rt, stored))
+            await self.store.durable()
+            await response.write(line)
+
         if not fresh:
             assert requested_rv is not None
             await send("ERROR", paging.too_large(requested_rv, self.store.rv).status())
@@ -208,7 +219,7 @@ class Watches:
                     return response
                 backlog = history
             for kind, obj in initial:
-                await send(kind, self._view(rt, obj))
+                await emit(kind, obj)
             if options.send_initial:
                 await send(
                     "BOOKMARK",
@@ -222,7 +233,7 @@ class Watches:
                     },
                 )
             for event in backlog:
-                await self._send_event(send, rt, namespace, matches, event)
+                await self._send_event(emit, namespace, matches, event)
             deadline = time.monotonic() + options.timeout
             last_bookmark = time.monotonic()
             while True:
@@ -255,7 +266,7 @@ class Watches:
                 if event is DISCONNECTED:
                     break
                 if requested_rv is None or event.rv > requested_rv:
-                    await self._send_event(send, rt, namespace, matches, event)
+                    await self._send_event(emit, namespace, matches, event)
         except ConnectionResetError:
             return response
         finally:
@@ -276,9 +287,9 @@ class Watches:
             apply_defaults(view, rt.schema)
         return view
 
-    async def _send_event(
-        self, send: Send, rt: ResourceType, namespace: str, matches: Callable[[Obj], bool], event: Event
-    ) -> None:
+    async def _send_event(self, emit: Send, namespace: str, matches: Callable[[Obj], bool], event: Event) -> None:
+        """``emit`` the event as this watch sees it (a change into or out of its selector
+        is an ADDED or a DELETED), with the stored object; nothing if it does not concern it."""
         obj = event.obj
         if namespace and obj["metadata"].get("namespace", "") != namespace:
             return
@@ -286,13 +297,13 @@ class Watches:
         old_match = event.old is not None and matches(event.old)
         if event.type == "ADDED":
             if now_match:
-                await send("ADDED", self._view(rt, obj))
+                await emit("ADDED", obj)
         elif event.type == "MODIFIED":
             if now_match and old_match:
-                await send("MODIFIED", self._view(rt, obj))
+                await emit("MODIFIED", obj)
             elif now_match:
-                await send("ADDED", self._view(rt, obj))
+                await emit("ADDED", obj)
             elif old_match:
-                await send("DELETED", self._view(rt, obj))
+                await emit("DELETED", obj)
         elif event.type == "DELETED" and (old_match or now_match):
-            await send("DELETED", self._view(rt, obj))
+            await emit("DELETED", obj)
