@@ -126,6 +126,7 @@ WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
 MESSAGE_OVERRIDES_APPLIED = "All override policies were applied."
 WORK_WRITES_IN_FLIGHT = 8  # per binding; a binding to 1,000 clusters is 1,000 round trips otherwise
+YIELD_EVERY = 16  # Works rendered between two turns given to the rest of the loop
 # and over every binding at once: the client's pool has 64 connections, the other controllers need some
 WORK_WRITES_IN_FLIGHT_TOTAL = 16
 
@@ -571,7 +572,11 @@ class BindingController:
             else self.interpreter.customized
         )
         renders: list[tuple[str, RenderedWork]] = []
-        for target in targets:
+        for index, target in enumerate(targets):
+            if index % YIELD_EVERY == YIELD_EVERY - 1:
+                # rendering is pure and never suspends: a binding to 1,000 clusters would hold
+                # the loop for seconds, the leader's Lease renewal waiting behind it
+                await asyncio.sleep(0)
             cluster = self.clusters.get(target.name)
             if cluster is None:
                 errors.append(f"cluster {target.name} not found")
@@ -603,6 +608,7 @@ class BindingController:
             renders.append((target.name, rendered))
 
         async def write(rendered: RenderedWork) -> bool | KubeError:
+            await asyncio.sleep(0)  # a Work already as rendered is compared without suspending: let others run
             try:
                 return await self._write_work(binding, rendered)
             except KubeError as exc:

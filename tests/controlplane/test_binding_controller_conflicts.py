@@ -174,3 +174,43 @@ async def test_a_bindings_works_are_written_at_once_and_one_failure_spares_the_o
     finally:
         await informers.stop()
         await client.close()
+
+
+async def test_rendering_for_many_clusters_gives_the_loop_turns_to_others(
+    installed: PullMode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    admin = installed.admin
+    names = [f"turns{i:02}" for i in range(40)]
+    clusters = [cluster(name).to_dict() for name in names]
+    spaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"karmada-es-{n}"}} for n in names]
+    admin("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": clusters + spaces}))
+    admin("create", "configmap", "turns", "--from-literal=k=v")
+    body = binding(admin, "ConfigMap", "turns")
+    body["spec"]["clusters"] = [{"name": n} for n in names]
+    admin("apply", "-f", "-", stdin=json.dumps(body))
+    client, informers, controller = await started(installed)
+    rendered = 0
+    real_render = binding_controller.render_work
+
+    def render(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rendered
+        rendered += 1
+        return real_render(*args, **kwargs)
+
+    monkeypatch.setattr(binding_controller, "render_work", render)
+    seen: set[int] = set()
+
+    async def other_task() -> None:  # stands for the leader's renewal, due while the binding renders
+        while True:
+            seen.add(rendered)
+            await asyncio.sleep(0)
+
+    other = asyncio.get_running_loop().create_task(other_task())
+    try:
+        await controller.reconcile(("default", "turns-configmap"))
+        assert rendered == 40
+        assert {count for count in seen if 0 < count < 40}, f"no turn while rendering: {sorted(seen)}"
+    finally:
+        other.cancel()
+        await informers.stop()
+        await client.close()
