@@ -52,6 +52,11 @@ class FilterContext:
         return None if self.affinities is None else [compile_cluster_affinity(a) for a in self.affinities]
 
     @cached_property
+    def affinity_terms(self) -> list[tuple[ClusterAffinity, str]]:
+        """The affinities with the names their misses are reported under."""
+        return [(a, _term_name(a)) for a in self.affinities or []]
+
+    @cached_property
     def gvk(self) -> tuple[str, str]:
         """The template's apiVersion and kind."""
         return (self.spec.resource.api_version, self.spec.resource.kind)
@@ -156,12 +161,17 @@ def run_filters(
     return [(name, reason) for name, check in filters if (reason := check(ctx, snap)) is not None]
 
 
-def _affinity_miss(snap: ClusterSnapshot, affinity: ClusterAffinity) -> dict[str, Any] | None:
-    """The first part of one affinity the cluster fails, in Karmada's match order
-    (exclude, labels, fields, names); None when the cluster matches it."""
+def _term_name(affinity: ClusterAffinity) -> str:
+    # a plain ClusterAffinity has no affinityName: looking it up on the model is the slow
+    # path (an AttributeError), so it is done once per affinity, not once per cluster
+    return getattr(affinity, "affinity_name", None) or "clusterAffinity"
+
+
+def _affinity_miss(snap: ClusterSnapshot, affinity: ClusterAffinity, term: str) -> dict[str, Any] | None:
+    """The first part of one affinity (named ``term``) the cluster fails, in Karmada's match
+    order (exclude, labels, fields, names); None when the cluster matches it."""
     cluster = snap.cluster
     name = cluster.metadata.name or ""
-    term = getattr(affinity, "affinity_name", None) or "clusterAffinity"
     if name in (affinity.exclude or []):
         return {"term": term, "field": "exclude", "requirement": f"exclude {name}"}
     labels = cluster.metadata.labels or {}
@@ -213,8 +223,8 @@ def affinity_misses(ctx: FilterContext, snap: ClusterSnapshot) -> list[dict[str,
     its overflow tiers), the requirement it fails and the cluster's value of that key (absent
     when the cluster lacks it), so "why not here" names the label that differs."""
     found: list[dict[str, Any]] = []
-    for affinity in ctx.affinities or []:
-        miss = _affinity_miss(snap, affinity)
+    for affinity, term in ctx.affinity_terms:
+        miss = _affinity_miss(snap, affinity, term)
         if miss is not None:
             found.append(miss)
     return found
