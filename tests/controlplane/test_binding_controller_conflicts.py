@@ -190,7 +190,7 @@ async def test_rendering_for_many_clusters_gives_the_loop_turns_to_others(
     admin("apply", "-f", "-", stdin=json.dumps(body))
     client, informers, controller = await started(installed)
     rendered = 0
-    real_render = binding_controller.render_work
+    real_render = binding_controller.render_work  # type: ignore[attr-defined]
 
     def render(*args: Any, **kwargs: Any) -> Any:
         nonlocal rendered
