@@ -39,6 +39,7 @@ from controlplane.context import Context
 from controlplane.controllers import enabled, setup_of
 from controlplane.options import Options
 from karmada.kube import EventRecorder, KubeClient, LeaderElector
+from karmada.kube.election_thread import run_elected
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.supervise import Supervisor
 
@@ -65,23 +66,16 @@ class ControlPlane:
     async def run(self, stop: asyncio.Event) -> None:
         """Lead (or campaign) until ``stop`` is set."""
         stopper = asyncio.get_running_loop().create_task(stop.wait())
-        # the election's own connections (Karmada's leader-election client): renewals must not
-        # queue behind the controllers' requests in one pool, or a busy leader steps down
-        election_client = self.client.companion()
         self.informers = InformerFactory(self.client, self.options.resync_period)
         try:
             while not stop.is_set():
                 if self.options.leader_elect:
-                    elector = LeaderElector(
-                        election_client,
-                        self.options.leader_elect_resource_namespace,
-                        self.options.leader_elect_resource_name,
-                        self.identity,
-                        lease_duration=self.options.leader_elect_lease_duration,
-                        renew_deadline=self.options.leader_elect_renew_deadline,
-                        retry_period=self.options.leader_elect_retry_period,
+                    # the election on a thread and connections of its own (Karmada's leader-election
+                    # client, client-go's goroutine): renewals wait neither behind the controllers'
+                    # requests in one pool nor behind a controller step that holds this loop
+                    campaign = asyncio.get_running_loop().create_task(
+                        run_elected(self.client.config, self._elector, self.lead)
                     )
-                    campaign = asyncio.get_running_loop().create_task(elector.run(self.lead))
                 else:
                     campaign = asyncio.get_running_loop().create_task(self.lead())
                 await asyncio.wait({campaign, stopper}, return_when=asyncio.FIRST_COMPLETED)
@@ -91,9 +85,19 @@ class ControlPlane:
                     await campaign
         finally:
             stopper.cancel()
-            await election_client.close()
             await self.informers.stop()
             self.informers = None
+
+    def _elector(self, client: KubeClient) -> LeaderElector:
+        return LeaderElector(
+            client,
+            self.options.leader_elect_resource_namespace,
+            self.options.leader_elect_resource_name,
+            self.identity,
+            lease_duration=self.options.leader_elect_lease_duration,
+            renew_deadline=self.options.leader_elect_renew_deadline,
+            retry_period=self.options.leader_elect_retry_period,
+        )
 
     async def lead(self) -> None:
         """Run the enabled controllers until cancelled (one leadership term)."""

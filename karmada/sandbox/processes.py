@@ -11,6 +11,7 @@ import errno
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,9 +87,11 @@ def python_module(module: str) -> list[str]:
     return [sys.executable, "-m", module]
 
 
-def start(name: str, args: list[str], log: Path, run_dir: Path) -> ProcessRecord:
+def start(name: str, args: list[str], log: Path, run_dir: Path, *, niceness: int = 0) -> ProcessRecord:
     """Start ``args`` under a supervisor, detached from this process group, output appended
-    to ``log``; returns once the supervisor holds its lock and has started the program."""
+    to ``log``; returns once the supervisor holds its lock and has started the program.
+    ``niceness`` lowers the CPU priority of the supervisor and so of the program (``nice``
+    execs the supervisor: the pid stays the one recorded)."""
     for directory in (log.parent, run_dir):
         private_directory(directory)
     state_path(run_dir, name).unlink(missing_ok=True)
@@ -100,6 +103,9 @@ def start(name: str, args: list[str], log: Path, run_dir: Path) -> ProcessRecord
         "--",
         *args,
     ]
+    nice = shutil.which("nice") if niceness else None
+    if nice is not None:
+        command = [nice, "-n", str(niceness), *command]
     process = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

@@ -77,6 +77,9 @@ REGISTER_CONCURRENCY = 8  # registrations in flight: each is a few requests and 
 PROGRESS_EVERY = 50  # beyond this many members, progress comes as counts every this many, not a line per member
 AGENT_FLEET_FLAGS = ("cluster-name", "cluster-api-endpoint", "karmada-kubeconfig", "kubeconfig")
 # flags of the Deployments' command line the sandbox sets itself for a grouped agent process
+# grouped members simulate clusters (and agents) that would have machines of their own: on the
+# sandbox's few cores they yield the CPU to the control plane, which is what is being run
+SIMULATION_NICENESS = 10
 SANDBOX_AGENT_FLEET_FLAGS = ("leader-elect", "metrics-bind-address", "health-probe-bind-address")
 CONTROLLER_MANAGER = "karmada-controlplane"
 WEBHOOK_READY_MARKER = " serving on https://"
@@ -309,7 +312,8 @@ def _localkube_fleet(sandbox: Sandbox, group: Group, extra: list[str]) -> tuple[
     fleet = sandbox.fleet_file(group.server)
     write_private(fleet, json.dumps({"clusters": clusters}, indent=1).encode())
     args = [*python_module("localkube"), "serve", "--fleet", str(fleet), *extra]
-    record = start(group.server, args, sandbox.directory / "logs" / f"{group.server}.log", sandbox.run_dir)
+    log = sandbox.directory / "logs" / f"{group.server}.log"
+    record = start(group.server, args, log, sandbox.run_dir, niceness=SIMULATION_NICENESS)
     return record, kubeconfigs
 
 
@@ -579,7 +583,8 @@ def _start_agent_fleet(
         # the Deployment's :10357 is one port per host: every group but the first would serve no probes
         _probe_flag(sandbox, group.agent, say),
     ]
-    record = start(group.agent, args, sandbox.directory / "logs" / f"{group.agent}.log", sandbox.run_dir)
+    log = sandbox.directory / "logs" / f"{group.agent}.log"
+    record = start(group.agent, args, log, sandbox.run_dir, niceness=SIMULATION_NICENESS)
     sandbox.processes.append(record)
     sandbox.save()
 
