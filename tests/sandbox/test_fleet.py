@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from karmada.sandbox.sandbox import Group, SandboxError, default_ready_timeout, plan_groups
+from karmada.sandbox.sandbox import SIMULATION_NICENESS, Group, SandboxError, default_ready_timeout, plan_groups
 from tests.pullmode import wait_for
 from tests.sandbox.processes import probe_port
 from tests.servers import Kubectl, Plugin
@@ -111,6 +111,13 @@ def test_four_members_in_two_groups(tmp_path: Path) -> None:
         assert not [n for n in names if n.startswith(("member", "karmada-agent-member"))], "no process per member"
         agent = next(p for p in state["processes"] if p["name"] == "karmada-agent-group1")
         assert "--leader-elect=false" in agent["args"]
+        # the simulated clusters yield the CPU to the control plane (relative: the suite may run niced)
+        priority = {p["name"]: os.getpriority(os.PRIO_PROCESS, p["pid"]) for p in state["processes"]}
+        base = priority["karmada-controlplane"]
+        assert {name: value - base for name, value in priority.items() if "group" in name} == {
+            name: SIMULATION_NICENESS for name in priority if "group" in name
+        }
+        assert priority["karmada-apiserver"] == base
         fleet = json.loads((directory / "karmada-agent-group1.fleet.json").read_text())
         assert [a["cluster-name"] for a in fleet["agents"]] == ["member1", "member2"]
         for path in directory.glob("*.fleet.json"):
