@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,6 @@ from tests.servers import ServerThread
 @pytest.fixture
 def config(localkube: ServerThread, workdir: Path) -> ClusterConfig:
     return from_kubeconfig(localkube.kubeconfig(workdir))
-
-
-@pytest.fixture
-async def kube(config: ClusterConfig) -> AsyncIterator[KubeClient]:
-    async with KubeClient(config) as client:
-        yield client
 
 
 def _elector_of(name: str) -> Callable[[KubeClient], LeaderElector]:

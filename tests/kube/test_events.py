@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from karmada.kube import EventRecorder, KubeClient, from_kubeconfig
+from karmada.kube import EventRecorder, KubeClient
 from karmada.kube.events import CACHE_SIZE
 from karmada.kube.resources import CONFIGMAPS, EVENTS
-from tests.servers import ServerThread
-
-
-@pytest.fixture
-async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
-    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
-        yield client
 
 
 async def events_about(kube: KubeClient, name: str) -> list[dict[str, Any]]:

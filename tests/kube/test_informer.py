@@ -40,12 +40,6 @@ async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
             await asyncio.sleep(0.02)
 
 
-@pytest.fixture
-async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
-    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
-        yield client
-
-
 @contextlib.asynccontextmanager
 async def running(informer: Informer) -> AsyncIterator[Informer]:
     task = informer.start()

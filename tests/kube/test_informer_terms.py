@@ -5,16 +5,12 @@ while the caches of its setup keep watching without a new list."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-
-from karmada.kube import Informer, KubeClient, from_kubeconfig
+from karmada.kube import Informer, KubeClient
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import CONFIGMAPS, SECRETS
-from tests.servers import ServerThread
 
 WAIT = 20.0
 Obj = dict[str, Any]
@@ -25,12 +21,6 @@ async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
-    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
-        yield client
 
 
 def recorder(seen: Seen) -> Callable[[str, Obj, Obj | None], None]:

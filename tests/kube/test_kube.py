@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,6 @@ from karmada.kube.config import ClusterConfig
 from karmada.kube.resources import CONFIGMAPS, EVENTS, LEASES
 from manifests import crd_files
 from tests.servers import ServerThread
-
-
-@pytest.fixture
-async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
-    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
-        yield client
 
 
 async def test_crud_and_errors(kube: KubeClient) -> None:

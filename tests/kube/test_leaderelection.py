@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,6 @@ from karmada.kube.resources import LEASES
 from tests.faults import StallingRelay
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
-
-
-@pytest.fixture
-async def kube(localkube: ServerThread, workdir: Path) -> AsyncIterator[KubeClient]:
-    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
-        yield client
 
 
 class Timeline:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,23 @@ class State:
         self.journal.append("put", "/configmaps", ("default", name), self.rv, obj)
 
 
+async def _filled(directory: Path, value: str = "x" * 100) -> tuple[Journal, State]:
+    """A journal with 100 writes, past its compaction threshold, all acknowledged."""
+    journal = Journal(directory, compact_bytes=4096)
+    journal.compact(0, {})
+    state = State(journal)
+    for index in range(100):
+        state.put(f"c{index}", value)
+    await journal.durable()
+    return journal, state
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
 def _values(journal: Journal) -> dict[str, str]:
     _, data = journal.load()
     return {key[1]: obj["data"] for key, obj in data.get("/configmaps", {}).items()}
@@ -55,15 +73,8 @@ def held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 def test_writes_are_acknowledged_while_the_snapshot_is_being_written(tmp_path: Path, held: threading.Event) -> None:
     async def scenario() -> None:
-        journal = Journal(tmp_path, compact_bytes=4096)
-        journal.compact(0, {})
-        state = State(journal)
-        for index in range(100):  # past the compaction threshold
-            state.put(f"c{index}", "x" * 100)
-        await journal.durable()
-        async with asyncio.timeout(5):
-            while not journal.previous.exists():
-                await asyncio.sleep(0.01)
+        journal, state = await _filled(tmp_path)
+        await _until(journal.previous.exists)
         # the snapshot is held in its thread: the loop still appends and acknowledges
         for index in range(20):
             state.put(f"during{index}", "y")
@@ -71,9 +82,7 @@ def test_writes_are_acknowledged_while_the_snapshot_is_being_written(tmp_path: P
                 await journal.durable()
         assert journal.compactions == 1, "only the start-up snapshot is written so far"
         held.set()
-        async with asyncio.timeout(5):
-            while journal.previous.exists():
-                await asyncio.sleep(0.01)
+        await _until(lambda: not journal.previous.exists())
         assert journal.compactions == 2
         journal.close()
 
@@ -86,15 +95,8 @@ def test_writes_are_acknowledged_while_the_snapshot_is_being_written(tmp_path: P
 
 def test_a_process_killed_before_the_snapshot_is_in_place_loses_nothing(tmp_path: Path, held: threading.Event) -> None:
     async def scenario() -> None:
-        journal = Journal(tmp_path, compact_bytes=4096)
-        journal.compact(0, {})
-        state = State(journal)
-        for index in range(100):
-            state.put(f"c{index}", "before")
-        await journal.durable()
-        async with asyncio.timeout(5):
-            while not journal.previous.exists():
-                await asyncio.sleep(0.01)
+        journal, state = await _filled(tmp_path, "before")
+        await _until(journal.previous.exists)
         state.put("c0", "after")  # an update in the new journal of an object in the previous one
         await journal.durable()
         # "killed" here: a second reader loads what is on disk, the snapshot still unwritten
@@ -133,24 +135,15 @@ def test_a_failed_snapshot_keeps_both_journals_and_a_later_one_replaces_them(
     monkeypatch.setattr(Journal, "_write_snapshot", flaky)
 
     async def scenario() -> None:
-        journal = Journal(tmp_path, compact_bytes=4096)
-        journal.compact(0, {})
-        state = State(journal)
-        for index in range(100):
-            state.put(f"c{index}", "x" * 100)
-        await journal.durable()
-        async with asyncio.timeout(5):
-            while failing[0]:
-                await asyncio.sleep(0.01)
+        journal, state = await _filled(tmp_path)
+        await _until(lambda: not failing[0])
         await asyncio.sleep(0.05)
         assert journal.previous.exists(), "the failed snapshot left the previous journal in place"
         assert len(_values(Journal(tmp_path))) == 100
         for index in range(100):  # the journal grows again: the next compaction succeeds
             state.put(f"d{index}", "x" * 100)
             await journal.durable()
-        async with asyncio.timeout(5):
-            while journal.previous.exists():
-                await asyncio.sleep(0.01)
+        await _until(lambda: not journal.previous.exists())
         journal.close()
 
     asyncio.run(scenario())
@@ -159,15 +152,8 @@ def test_a_failed_snapshot_keeps_both_journals_and_a_later_one_replaces_them(
 
 def test_close_waits_for_a_snapshot_being_written(tmp_path: Path, held: threading.Event) -> None:
     async def scenario() -> None:
-        journal = Journal(tmp_path, compact_bytes=4096)
-        journal.compact(0, {})
-        state = State(journal)
-        for index in range(100):
-            state.put(f"c{index}", "x" * 100)
-        await journal.durable()
-        async with asyncio.timeout(5):
-            while not journal.previous.exists():
-                await asyncio.sleep(0.01)
+        journal, _ = await _filled(tmp_path)
+        await _until(journal.previous.exists)
         await asyncio.sleep(0.05)  # the worker thread is waiting inside the snapshot write
         threading.Timer(0.2, held.set).start()
         journal.close()  # returns once the snapshot is in place, not while it is half-written
