@@ -123,6 +123,11 @@ async def _requests(client: KubeClient) -> Counter[str]:
     return counts
 
 
+def _turned_away(metrics_text: str) -> int:
+    """Requests answered 429 so far (API Priority and Fairness found no seat in time)."""
+    return sum(count for key, count in parse_request_totals(metrics_text).items() if key[-1] == "429")
+
+
 async def _applied(bindings: Informer, expected: dict[str, int]) -> bool:
     """Whether every binding named in ``expected`` (binding name -> clusters) reports that many
     applied. Read from a watch cache: a LIST of every binding each poll (five of them 200 KB at
@@ -198,7 +203,8 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         bindings.start()
         await bindings.wait_synced(60)
         cpu_work = cpu_seconds(controlplane)
-        durations_before = parse_request_durations(await client.raw_text("/metrics"))
+        metrics_before = await client.raw_text("/metrics")
+        durations_before = parse_request_durations(metrics_before)
         everywhere = _policy("works", "ConfigMap", "v1", {"matchLabels": {LABEL: "works"}}, {})
         await client.create(POLICIES, everywhere, NAMESPACE)
         await asyncio.sleep(1.0)
@@ -232,13 +238,15 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         await _wait(lambda: _applied(bindings, expected), options.timeout, "the Deployments applied", interval)
         results["e_deployments_applied_s"] = time.monotonic() - began
         results["d_e_controlplane_cpu_s"] = cpu_seconds(controlplane) - cpu_work
-        durations = parse_request_durations(await client.raw_text("/metrics"))
+        metrics_after = await client.raw_text("/metrics")
+        durations = parse_request_durations(metrics_after)
+        results["d_e_turned_away_429"] = float(_turned_away(metrics_after) - _turned_away(metrics_before))
         renewals = minus(durations.get(LEASE_PUT, []), durations_before.get(LEASE_PUT, []))
         results["d_e_lease_put_p99_s"] = quantile(0.99, renewals)
         answered = _summed(minus(durations[k], durations_before.get(k, [])) for k in durations if k[0] != "WATCH")
         results["d_e_request_p50_s"] = quantile(0.5, answered)
         results["d_e_request_p99_s"] = quantile(0.99, answered)
-        _progress(results, "e_deployments_applied_s", "d_e_lease_put_p99_s", "d_e_request_p99_s")
+        _progress(results, "e_deployments_applied_s", "d_e_lease_put_p99_s", "d_e_request_p99_s", "d_e_turned_away_429")
 
         # (f) steady rate into the groups of the watched members
         step = max(1, size // options.watched)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localkube import __version__
+from localkube.flowcontrol import MAX_MUTATING_REQUESTS_INFLIGHT, MAX_REQUESTS_INFLIGHT
 
 if TYPE_CHECKING:
     from localkube.fleet import ClusterSpec
@@ -102,6 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="a deleted simulated Pod's containers exit after S seconds (default: its whole grace period)",
     )
+    serve.add_argument(
+        "--max-requests-inflight",
+        type=int,
+        default=MAX_REQUESTS_INFLIGHT,
+        metavar="N",
+        help=(
+            "with --max-mutating-requests-inflight, the seats API Priority and Fairness shares among its"
+            f" priority levels (default {MAX_REQUESTS_INFLIGHT}; kube-apiserver's is 400, but every seat here"
+            " runs on one event loop)"
+        ),
+    )
+    serve.add_argument(
+        "--max-mutating-requests-inflight",
+        type=int,
+        default=MAX_MUTATING_REQUESTS_INFLIGHT,
+        metavar="N",
+        help=f"added to --max-requests-inflight (default {MAX_MUTATING_REQUESTS_INFLIGHT}; kube-apiserver's is 200)",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     return parser
 
@@ -121,7 +140,14 @@ def _config(args: argparse.Namespace, port: int, data_dir: Path | None, node_pre
         shutdown_seconds=args.pod_shutdown_seconds,
     )
     return ServerConfig(
-        host=args.host, port=port, data_dir=data_dir, hosts=hosts, history=args.watch_history, simulation=simulation
+        host=args.host,
+        port=port,
+        data_dir=data_dir,
+        hosts=hosts,
+        history=args.watch_history,
+        simulation=simulation,
+        max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight,
     )
 
 
@@ -235,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cluster_name_prefix != "member" and args.clusters is None:
         parser.error("--cluster-name-prefix: only with --clusters")
+    for flag in ("max_requests_inflight", "max_mutating_requests_inflight"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')}: must be at least 1, not {getattr(args, flag)}")
     try:
         if args.clusters is not None or args.fleet is not None:
             return asyncio.run(watched(_serve_fleet(args)))

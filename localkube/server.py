@@ -49,6 +49,7 @@ from localkube.errors import (
     too_large,
     unsupported_media_type,
 )
+from localkube.flowcontrol import MAX_MUTATING_REQUESTS_INFLIGHT, MAX_REQUESTS_INFLIGHT, WAIT_LIMIT, FlowControl
 from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
@@ -144,6 +145,10 @@ class ServerConfig:
     static_tokens: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     anonymous: bool = True
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
+    # API Priority and Fairness: the two limits' sum is the seats of all priority levels
+    max_requests_inflight: int = MAX_REQUESTS_INFLIGHT
+    max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT
+    request_wait_limit: float = WAIT_LIMIT
 
 
 class LocalKube:
@@ -172,6 +177,10 @@ class LocalKube:
         self.registry = Registry()
         self.authorizer = Authorizer(self.store)
         self.metrics = RequestMetrics()
+        config = self.config
+        self.flow = FlowControl(
+            config.max_requests_inflight, config.max_mutating_requests_inflight, config.request_wait_limit
+        )
         self.allocator = ServiceIPAllocator()
         self.api = ResourceAPI(self.store, self.registry, Context)
         self.api.on_crd_change = self._crd_changed
@@ -358,7 +367,7 @@ class LocalKube:
 
     def _status_response(self, error: APIError, request: web.Request | None = None) -> web.Response:
         headers = {}
-        if error.retry_after is not None:
+        if error.retry_after:  # kube-apiserver sends the header only for a positive delay
             headers["Retry-After"] = str(error.retry_after)
         if request is not None and error.code != 406 and self._accepts_protobuf(request):
             body = protobuf.encode(error.status())
@@ -448,6 +457,11 @@ class LocalKube:
         info = proxy.connect_info(parse_request(path, request.method, request.query))
         request[REQUEST_INFO] = info
         identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
+        async with self.flow.seat(identity.user, identity.groups, info):
+            return await self._serve(request, info, identity)
+
+    async def _serve(self, request: web.Request, info: RequestInfo, identity: Identity) -> web.StreamResponse:
+        """A request that has its seat (or needs none)."""
         if not info.is_resource:
             self._authorize(identity, info)
             return await self._non_resource(request, info)
@@ -795,7 +809,7 @@ class LocalKube:
         if path == "/version":
             return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
         if path == "/metrics":
-            return web.Response(text=self.metrics.render(), content_type="text/plain")
+            return web.Response(text=self.metrics.render() + self.flow.render(), content_type="text/plain")
         if path in ("/api", "/apis"):
             mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":

@@ -51,6 +51,24 @@ CONNECTION_ERROR = "ConnectionError"
 INVALID_RESPONSE = "InvalidResponse"
 """The reason of a :class:`KubeError` with status 0: the answer was not what the API promises."""
 PAGE_SIZE = 500  # client-go's reflector and pager
+MAX_RETRIES = 10  # client-go's retries of a request answered 429 with Retry-After
+MAX_RETRY_AFTER = 60.0  # seconds: a larger Retry-After is waited this long
+
+
+def retry_after(response: aiohttp.ClientResponse) -> float | None:
+    """Seconds to wait before sending a request again that the server turned away (429 with
+    ``Retry-After``: API Priority and Fairness, or a PodDisruptionBudget); None to keep the answer."""
+    if response.status != 429:
+        return None
+    try:
+        seconds = float(response.headers.get("Retry-After", ""))
+    except ValueError:
+        return None
+    if seconds < 0:
+        return None
+    return min(seconds, MAX_RETRY_AFTER)
+
+
 LIST_SECONDS_PER_ITEM = 0.02  # on top of the client's timeout, for each object a list request may carry
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """The longest watch event read: objects reach 1.5 MiB in etcd and 3 MiB in request bodies; their JSON more."""
@@ -205,11 +223,19 @@ class KubeClient:
     async def _transport(
         self, request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
     ) -> aiohttp.ClientResponse:
-        """Every request of the session: the TLS server name, and one retry after a 401
-        when refreshed credentials gave a new token."""
+        """Every request of the session: the TLS server name, retries after a 429 with
+        ``Retry-After`` (as client-go's: the server did not run it), and one retry after a
+        401 when refreshed credentials gave a new token."""
         if self.config.tls_server_name:
             request.server_hostname = self.config.tls_server_name
         response = await handler(request)
+        for _ in range(MAX_RETRIES):
+            wait = retry_after(response)
+            if wait is None:
+                break
+            response.release()
+            await asyncio.sleep(wait)
+            response = await handler(request)
         if response.status != 401:
             return response
         sent = request.headers.get("Authorization", "").removeprefix("Bearer ") or None

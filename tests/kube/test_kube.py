@@ -258,3 +258,49 @@ async def test_a_companion_answers_while_the_clients_pool_is_full() -> None:
         await client.close()
         await runner.cleanup()
     assert client._companions == [], "a closed companion is forgotten"
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected", "calls"),
+    [
+        ([(429, "0.05"), (429, "0.05"), (201, None)], 201, 3),  # API Priority and Fairness turned it away twice
+        ([(429, None)], 429, 1),  # no Retry-After: the answer stands
+        ([(429, "soon")], 429, 1),  # not a number of seconds
+        ([(429, "0.01")] * 12, 429, 11),  # client-go's ten retries, then the answer stands
+        ([(500, "0.01"), (201, None)], 500, 1),  # only 429 says the server did not run it
+    ],
+)
+async def test_a_429_with_retry_after_is_sent_again(
+    answers: list[tuple[int, str | None]], expected: int, calls: int
+) -> None:
+    bodies: list[bytes] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        bodies.append(await request.read())
+        status, wait = answers[min(len(bodies), len(answers)) - 1]
+        headers = {"Retry-After": wait} if wait is not None else {}
+        if status >= 400:
+            body = {"kind": "Status", "apiVersion": "v1", "code": status, "reason": "TooManyRequests", "message": "m"}
+            return web.json_response(body, status=status, headers=headers)
+        return web.json_response({"metadata": {"name": "made"}}, status=status)
+
+    app = web.Application()
+    app.router.add_post("/api/v1/namespaces/default/configmaps", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    client = KubeClient(ClusterConfig(server=f"http://127.0.0.1:{runner.addresses[0][1]}"), timeout=30)
+    try:
+        made = {"metadata": {"name": "made"}, "data": {"k": "v"}}
+        if expected == 201:
+            assert (await client.create(CONFIGMAPS, made, "default"))["metadata"]["name"] == "made"
+        else:
+            with pytest.raises(KubeError) as raised:
+                await client.create(CONFIGMAPS, made, "default")
+            assert raised.value.status == expected
+    finally:
+        await client.close()
+        await runner.cleanup()
+    assert len(bodies) == calls
+    assert all(b == bodies[0] and b"made" in b for b in bodies), "each retry sends the whole body again"
