@@ -429,6 +429,10 @@ class WebhookAdmission:
         self.registry = registry
         self.api = api
         self._equivalent_cache: dict[tuple[int, str, str, str], list[ResourceType]] = {}
+        # per configuration versions: the webhooks, and for each kind of request those whose rules
+        # match it (selectors aside): most writes (Leases, Events) match none and skip the rest
+        self._hooks_cache: dict[bool, tuple[tuple[str, ...], list[Webhook]]] = {}
+        self._candidates_cache: dict[tuple[Any, ...], list[Webhook]] = {}
         self.clients = WebhookClients()
 
     async def close(self) -> None:
@@ -437,14 +441,24 @@ class WebhookAdmission:
 
     # -- configurations -------------------------------------------------------------
     def webhooks(self, mutating: bool) -> list[Webhook]:
+        return self._versioned_hooks(mutating)[1]
+
+    def _versioned_hooks(self, mutating: bool) -> tuple[tuple[str, ...], list[Webhook]]:
+        """The webhooks of the stored configurations, and the configurations' resourceVersions
+        they were read at (rebuilt only when one changed)."""
         storage = MUTATING if mutating else VALIDATING
         configurations = sorted(self.store.items(storage), key=lambda c: c["metadata"]["name"])
+        versions = tuple(f"{c['metadata']['name']}@{c['metadata'].get('resourceVersion')}" for c in configurations)
+        cached = self._hooks_cache.get(mutating)
+        if cached is not None and cached[0] == versions:
+            return cached
         hooks = []
         for configuration in configurations:
             for index, spec in enumerate(configuration.get("webhooks") or []):
                 if isinstance(spec, dict):
                     hooks.append(Webhook(configuration["metadata"]["name"], index, mutating, spec))
-        return hooks
+        self._hooks_cache[mutating] = (versions, hooks)
+        return versions, hooks
 
     def _equivalents(self, rt: ResourceType) -> list[ResourceType]:
         """The other group/versions of ``rt``'s storage (kube-apiserver's equivalent resources),
@@ -490,6 +504,10 @@ class WebhookAdmission:
             return None
         if not object_selected(hook.spec.get("objectSelector"), obj, old):
             return None
+        return self._rules_invocation(hook, attributes)
+
+    def _rules_invocation(self, hook: Webhook, attributes: Attributes) -> Invocation | None:
+        """The rules part of ``invocation``: the request's resource, then its equivalents."""
         scope = request_scope(attributes)
         rules = [r for r in hook.spec.get("rules") or [] if isinstance(r, dict)]
 
@@ -512,7 +530,22 @@ class WebhookAdmission:
     def _any(self, mutating: bool, attributes: Attributes, obj: Obj | None, old: Obj | None) -> bool:
         if attributes.rt.group == "admissionregistration.k8s.io" and attributes.rt.plural in EXEMPT:
             return False
-        return any(self.invocation(h, attributes, obj, old) for h in self.webhooks(mutating))
+        return any(self.invocation(h, attributes, obj, old) for h in self._candidates(mutating, attributes))
+
+    def _candidates(self, mutating: bool, attributes: Attributes) -> list[Webhook]:
+        """The webhooks whose rules match the request, before their selectors are looked at."""
+        versions, hooks = self._versioned_hooks(mutating)
+        rt = attributes.rt
+        key = (
+            mutating, versions, self.registry.generation, attributes.operation, rt.group, rt.version, rt.plural,
+            attributes.subresource, request_scope(attributes),
+        )  # fmt: skip
+        found = self._candidates_cache.get(key)
+        if found is None:
+            if len(self._candidates_cache) > 4096:
+                self._candidates_cache.clear()
+            found = self._candidates_cache[key] = [h for h in hooks if self._rules_invocation(h, attributes)]
+        return found
 
     # -- the write's side: hook points of ResourceAPI ------------------------------------
     @staticmethod

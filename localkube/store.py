@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import heapq
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -361,7 +362,12 @@ class Store:
         """Events after ``rv``, or None when some of them are no longer retained."""
         if rv < max(self.base_rv, self._forgotten.get(storage, 0)):
             return None
-        return [e for e in self._history.get(storage, ()) if e.rv > rv]
+        history = self._history.get(storage)
+        if not history:
+            return []
+        # in resourceVersion order: a resumed watch costs a search, not a scan of the history
+        first = bisect.bisect_right(history, rv, key=lambda e: e.rv)
+        return list(itertools.islice(history, first, None))
 
     def oldest_retained(self, storage: str) -> int:
         """The oldest resourceVersion a watch may still resume from."""

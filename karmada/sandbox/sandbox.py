@@ -78,8 +78,9 @@ PROGRESS_EVERY = 50  # beyond this many members, progress comes as counts every 
 AGENT_FLEET_FLAGS = ("cluster-name", "cluster-api-endpoint", "karmada-kubeconfig", "kubeconfig")
 # flags of the Deployments' command line the sandbox sets itself for a grouped agent process
 # grouped members simulate clusters (and agents) that would have machines of their own: on the
-# sandbox's few cores they yield the CPU to the control plane, which is what is being run
-SIMULATION_NICENESS = 10
+# sandbox's few cores they yield the CPU to the control plane, which is what is being run (at 10,
+# twenty grouped processes of weight 110 still outweighed the API server's 1,024 and starved it)
+SIMULATION_NICENESS = 19
 SANDBOX_AGENT_FLEET_FLAGS = ("leader-elect", "metrics-bind-address", "health-probe-bind-address")
 CONTROLLER_MANAGER = "karmada-controlplane"
 WEBHOOK_READY_MARKER = " serving on https://"

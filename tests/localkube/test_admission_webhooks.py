@@ -732,3 +732,17 @@ def test_writes_reuse_a_kept_alive_connection_closed_when_localkube_stops(tmp_pa
         if server is not None:
             server.stop()
         hooks.stop()
+
+
+def test_a_changed_configuration_applies_to_the_next_write(admin: Kubectl, hooks: HookServer) -> None:
+    # the rules are matched once per configuration version: a change of rules counts at once
+    ns = namespace(admin, "rules-change")
+    deny = webhook("deny.localkube.test", hooks.url("deny"), hooks.ca_bundle, "rules-change")
+    secrets_only = {**deny, "rules": [{**deny["rules"][0], "resources": ["secrets"]}]}
+    apply(admin, "ValidatingWebhookConfiguration", "rules-change", secrets_only)
+    admin("apply", "-f", "-", stdin=configmap("before", ns))  # not the webhook's business yet
+    apply(admin, "ValidatingWebhookConfiguration", "rules-change", deny)
+    refused = admin("apply", "-f", "-", stdin=configmap("after", ns), check=False)
+    assert refused.returncode == 1 and "ConfigMap after is not welcome" in refused.stderr
+    admin("delete", "validatingwebhookconfiguration", "rules-change")
+    admin("apply", "-f", "-", stdin=configmap("after", ns))  # no configuration, no webhook
