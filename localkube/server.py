@@ -16,6 +16,7 @@ import contextlib
 import copy
 import functools
 import gc
+import hashlib
 import json
 import logging
 import socket
@@ -197,6 +198,7 @@ class LocalKube:
         )
         self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watches = Watches(self.api)
+        self._discovery_cache: dict[tuple[int, bool, bool], tuple[bytes, str, str]] = {}
 
     # -- lifecycle --------------------------------------------------------------
     @property
@@ -813,14 +815,7 @@ class LocalKube:
         if path in ("/api", "/apis"):
             mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":
-                body = discovery.aggregated(self.registry, core=path == "/api")
-                if include == "protobuf":
-                    media = protobuf.CONTENT_TYPE + discovery.AGGREGATED_CONTENT_TYPE.removeprefix(JSON)
-                    return web.Response(body=protobuf.encode(body), headers={"Content-Type": media, "Vary": "Accept"})
-                return web.Response(
-                    body=_dump(body).encode(),
-                    headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"},
-                )
+                return self._aggregated_discovery(request, path == "/api", include == "protobuf")
             if path == "/api":
                 return self._discovery_doc(request, discovery.api_versions(f"{self.config.host}:{self.port}"))
             return self._discovery_doc(request, discovery.api_group_list(self.registry))
@@ -857,6 +852,28 @@ class LocalKube:
                 raise resource_not_found()
             return web.Response(text=self._openapi.document(group, version)[0], content_type=JSON)
         raise resource_not_found()
+
+    def _aggregated_discovery(self, request: web.Request, core: bool, as_protobuf: bool) -> web.Response:
+        """``/api`` or ``/apis`` as one aggregated document, with kube-apiserver's ``ETag``: a
+        client that sends it back in ``If-None-Match`` gets 304 while the served set is the same
+        (the document is encoded once per set: agents ask every 10 s)."""
+        key = (self.registry.generation, core, as_protobuf)
+        cached = self._discovery_cache.get(key)
+        if cached is None:
+            doc = discovery.aggregated(self.registry, core=core)
+            if as_protobuf:
+                body = protobuf.encode(doc)
+                media = protobuf.CONTENT_TYPE + discovery.AGGREGATED_CONTENT_TYPE.removeprefix(JSON)
+            else:
+                body, media = _dump(doc).encode(), discovery.AGGREGATED_CONTENT_TYPE
+            etag = f'"{hashlib.sha512(body).hexdigest().upper()}"'
+            self._discovery_cache = {k: v for k, v in self._discovery_cache.items() if k[0] == key[0]}
+            cached = self._discovery_cache[key] = (body, media, etag)
+        body, media, etag = cached
+        headers = {"Content-Type": media, "Vary": "Accept", "ETag": etag}
+        if etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
+            return web.Response(status=304, headers={"Vary": "Accept", "ETag": etag})
+        return web.Response(body=body, headers=headers)
 
     def _discovery_doc(self, request: web.Request, doc: Obj) -> web.Response:
         """A plain discovery document: meta.k8s.io/v1 messages, so protobuf when asked first."""

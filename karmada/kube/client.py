@@ -380,6 +380,24 @@ class KubeClient:
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise KubeError(0, "ConnectionError", f"GET {path}: {exc!s}") from exc
 
+    async def get_if_changed(self, path: str, accept: str, etag: str | None) -> tuple[Obj | None, str | None]:
+        """GET ``path`` (``accept`` first, JSON as the fallback) unless it still has ``etag``:
+        (None, etag) when the server answered 304 Not Modified, else (document, its ETag)."""
+        session = await self._ensure()
+        request = Request("GET", path, accept=f"{accept},{JSON}")
+        headers = self._headers(request)
+        if etag:
+            headers["If-None-Match"] = etag
+        try:
+            async with session.get(
+                self.config.server + path, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)
+            ) as response:
+                if response.status == 304:
+                    return None, etag
+                return self._decode(response.status, await response.text()), response.headers.get("ETag")
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeError(0, "ConnectionError", f"GET {path}: {exc!s}") from exc
+
     async def execute_with_accept(self, path: str, accept: str) -> Obj:
         """GET ``path`` asking for a specific representation first (JSON as the fallback),
         e.g. aggregated discovery."""

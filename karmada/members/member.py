@@ -82,15 +82,29 @@ class Discovery:
         self.member = member
         self._documents: list[tuple[str, Obj]] | None = None
         self._result: tuple[list[Obj], bool] | None = None
+        # per path: the last document and its ETag, sent back so an unchanged one costs a 304
+        self._seen: dict[str, tuple[Obj, str]] = {}
 
     async def enablements(self) -> tuple[list[Obj], bool]:
         documents: list[tuple[str, Obj]] = []
         complete = True
         for path in ("/api", "/apis"):
+            seen = self._seen.get(path)
             try:
-                documents.append((path, await self.member.execute_with_accept(path, AGGREGATED)))
+                document, etag = await self.member.get_if_changed(path, AGGREGATED, seen[1] if seen else None)
             except KubeError:
                 complete = False
+                continue
+            if document is None and seen is not None:
+                document = seen[0]
+            elif document is not None and etag:
+                self._seen[path] = (document, etag)
+            else:
+                self._seen.pop(path, None)
+            if document is None:
+                complete = False  # a 304 to a question never asked: nothing to stand on
+                continue
+            documents.append((path, document))
         if complete and self._result is not None and documents == self._documents:
             return self._result
         result = await _enablements(self.member, documents, complete=complete)

@@ -10,12 +10,13 @@ import contextlib
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from agent.options import Options
 from karmada.kube import Informer, KubeClient, KubeError, from_kubeconfig
 from karmada.kube.resources import CLUSTERS, LEASES
 from karmada.members.cluster_status import ClusterStatusController
-from karmada.members.member import Discovery
+from karmada.members.member import AGGREGATED, Discovery
 from localkube.metrics import parse_request_totals
 from tests.pullmode import PullMode
 from tests.servers import ServerThread
@@ -67,7 +68,7 @@ async def test_the_heartbeat_is_renewed_without_reading_the_lease_again(localkub
             await cluster.stop()
 
 
-CRD = {
+CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
     "metadata": {"name": "gadgets.idle.example.com"},
@@ -104,3 +105,42 @@ async def test_enablements_are_rebuilt_only_when_discovery_changed(localkube: Se
         versions = {e["groupVersion"]: e["resources"] for e in changed}
         assert versions["idle.example.com/v1"] == [{"name": "gadgets", "kind": "Gadget"}]
         assert changed == (await Discovery(client).enablements())[0]  # as a fresh read builds it
+
+
+async def test_an_unchanged_discovery_document_costs_a_304(localkube: ServerThread, workdir: Path) -> None:
+    # kube-apiserver's ETag on aggregated discovery: the agents ask every 10 s, and the answer
+    # to the same set of APIs is "Not Modified", not a document to encode and decode again
+    admin = PullMode(localkube, workdir).admin
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        document, etag = await client.get_if_changed("/apis", AGGREGATED, None)
+        assert document is not None and document["kind"] == "APIGroupDiscoveryList"
+        assert etag and etag.startswith('"') and etag.endswith('"')
+        assert await client.get_if_changed("/apis", AGGREGATED, etag) == (None, etag)
+        core, core_etag = await client.get_if_changed("/api", AGGREGATED, etag)  # another document's tag
+        assert core is not None and core_etag != etag
+        gadgets = {**CRD, "metadata": {"name": "widgets.etag.example.com"}}
+        names = {"plural": "widgets", "singular": "widget", "kind": "Widget"}
+        gadgets["spec"] = {**CRD["spec"], "group": "etag.example.com", "names": names}
+        admin("apply", "-f", "-", stdin=json.dumps(gadgets))
+        for _ in range(50):
+            changed, new_etag = await client.get_if_changed("/apis", AGGREGATED, etag)
+            if changed is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert changed is not None and new_etag != etag
+        assert any(g["metadata"]["name"] == "etag.example.com" for g in changed["items"])
+        # the agent's discovery sends the tag back and keeps its answer on a 304
+        answers: list[tuple[bool, bool]] = []  # (a tag was sent, 304)
+        real = client.get_if_changed
+
+        async def spy(path: str, accept: str, tag: str | None) -> tuple[dict[str, Any] | None, str | None]:
+            answer = await real(path, accept, tag)
+            answers.append((tag is not None, answer[0] is None))
+            return answer
+
+        client.get_if_changed = spy  # type: ignore[method-assign,assignment]
+        discovery = Discovery(client)
+        first, complete = await discovery.enablements()
+        again, _ = await discovery.enablements()
+        assert complete and again is first
+        assert answers == [(False, False), (False, False), (True, True), (True, True)]
