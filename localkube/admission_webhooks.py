@@ -440,9 +440,6 @@ class WebhookAdmission:
         await self.clients.close()
 
     # -- configurations -------------------------------------------------------------
-    def webhooks(self, mutating: bool) -> list[Webhook]:
-        return self._versioned_hooks(mutating)[1]
-
     def _versioned_hooks(self, mutating: bool) -> tuple[tuple[str, ...], list[Webhook]]:
         """The webhooks of the stored configurations, and the configurations' resourceVersions
         they were read at (rebuilt only when one changed)."""
@@ -746,7 +743,7 @@ class WebhookAdmission:
         for reinvoking in (False, True):
             if reinvoking and not changed_any:
                 break
-            for hook in self.webhooks(True):
+            for hook in self._candidates(True, attributes):
                 invocation = self.invocation(hook, attributes, current, old)
                 if invocation is None or (reinvoking and hook.uid not in reinvoke):
                     continue
@@ -857,7 +854,9 @@ class WebhookAdmission:
             if not answer.allowed:
                 errors.append(denial(hook.name, answer.result))
 
-        invocations = [i for i in (self.invocation(h, attributes, obj, old) for h in self.webhooks(False)) if i]
+        invocations = [
+            i for i in (self.invocation(h, attributes, obj, old) for h in self._candidates(False, attributes)) if i
+        ]
         await asyncio.gather(*(ask(invocation) for invocation in invocations))
         if errors:
             raise errors[0]

@@ -30,15 +30,14 @@ cluster: ``karmada-agent-heartbeats`` (their Leases, level ``node-high``) and
 from __future__ import annotations
 
 import asyncio
-import bisect
 import math
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from localkube.errors import APIError
+from localkube.metrics import Histogram
 from localkube.requestinfo import RequestInfo
 
 # kube-apiserver's defaults for its two limits, whose sum is the server's concurrency limit
@@ -122,18 +121,6 @@ def seats_of(limit: int) -> dict[str, int]:
     return {level: max(1, math.ceil(limit * shares / total)) for level, shares in SHARES.items()}
 
 
-@dataclass
-class WaitHistogram:
-    buckets: list[int]
-    sum: float = 0.0
-    count: int = 0
-
-    def observe(self, seconds: float) -> None:
-        self.buckets[bisect.bisect_left(WAIT_BUCKETS, seconds)] += 1
-        self.sum += seconds
-        self.count += 1
-
-
 class Level:
     """One priority level's seats and its flows' queues."""
 
@@ -205,9 +192,10 @@ class FlowControl:
         self.limit = max_requests_inflight + max_mutating_requests_inflight
         self.wait_limit = wait_limit
         self.levels = {name: Level(name, seats) for name, seats in seats_of(self.limit).items()}
-        self.rejected: dict[tuple[str, str], int] = {}
-        self.waits: dict[tuple[str, str], WaitHistogram] = {}
-        self.dispatched: dict[tuple[str, str], int] = {}
+        # per (priority level, FlowSchema)
+        self.rejected: Counter[tuple[str, str]] = Counter()
+        self.dispatched: Counter[tuple[str, str]] = Counter()
+        self.waits: dict[tuple[str, str], Histogram] = {}
 
     @asynccontextmanager
     async def seat(self, user: str, groups: list[str], info: RequestInfo) -> AsyncIterator[None]:
@@ -220,18 +208,18 @@ class FlowControl:
         key = (name, schema)
         level = self.levels.get(name)
         if level is None:
-            self.dispatched[key] = self.dispatched.get(key, 0) + 1
+            self.dispatched[key] += 1
             yield
             return
         started = time.monotonic()
         try:
             await level.acquire(user, self.wait_limit)
         except TimeoutError:
-            self.rejected[key] = self.rejected.get(key, 0) + 1
+            self.rejected[key] += 1
             self._observe_wait(key, time.monotonic() - started)
             raise APIError(429, "TooManyRequests", TOO_MANY, retry_after=RETRY_AFTER) from None
         self._observe_wait(key, time.monotonic() - started)
-        self.dispatched[key] = self.dispatched.get(key, 0) + 1
+        self.dispatched[key] += 1
         try:
             yield
         finally:
@@ -240,7 +228,7 @@ class FlowControl:
     def _observe_wait(self, key: tuple[str, str], seconds: float) -> None:
         histogram = self.waits.get(key)
         if histogram is None:
-            histogram = self.waits[key] = WaitHistogram([0] * (len(WAIT_BUCKETS) + 1))
+            histogram = self.waits[key] = Histogram(WAIT_BUCKETS)
         histogram.observe(seconds)
 
     def render(self) -> str:
@@ -288,11 +276,5 @@ class FlowControl:
         name = "apiserver_flowcontrol_request_wait_duration_seconds"
         series(name, "histogram", "Length of time a request spent waiting in its queue", [])
         for (level, schema), histogram in sorted(self.waits.items()):
-            labels = f'flow_schema="{schema}",priority_level="{level}"'
-            cumulative = 0
-            for bound, count in zip((*(f"{b:g}" for b in WAIT_BUCKETS), "+Inf"), histogram.buckets, strict=True):
-                cumulative += count
-                lines.append(f'{name}_bucket{{{labels},le="{bound}"}} {cumulative}')
-            lines.append(f"{name}_sum{{{labels}}} {histogram.sum:.6f}")
-            lines.append(f"{name}_count{{{labels}}} {histogram.count}")
+            lines += histogram.lines(name, f'flow_schema="{schema}",priority_level="{level}"')
         return "\n".join(lines) + "\n"

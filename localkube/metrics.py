@@ -41,17 +41,29 @@ DURATION_BUCKETS = (
 class Histogram:
     """Counts per bucket (not cumulative; summed when rendered), sum and count of one series."""
 
-    __slots__ = ("buckets", "count", "sum")
+    __slots__ = ("bounds", "buckets", "count", "sum")
 
-    def __init__(self) -> None:
-        self.buckets = [0] * (len(DURATION_BUCKETS) + 1)  # the last one is +Inf
+    def __init__(self, bounds: tuple[float, ...] = DURATION_BUCKETS) -> None:
+        self.bounds = bounds
+        self.buckets = [0] * (len(bounds) + 1)  # the last one is +Inf
         self.sum = 0.0
         self.count = 0
 
     def observe(self, seconds: float) -> None:
-        self.buckets[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
+        self.buckets[bisect.bisect_left(self.bounds, seconds)] += 1
         self.sum += seconds
         self.count += 1
+
+    def lines(self, name: str, labels: str) -> list[str]:
+        """The series' ``_bucket`` (cumulative), ``_sum`` and ``_count`` samples."""
+        found = []
+        cumulative = 0
+        for bound, count in zip((*map(_bound, self.bounds), "+Inf"), self.buckets, strict=True):
+            cumulative += count
+            found.append(f'{name}_bucket{{{labels},le="{bound}"}} {cumulative}')
+        found.append(f"{name}_sum{{{labels}}} {self.sum:.6f}")
+        found.append(f"{name}_count{{{labels}}} {self.count}")
+        return found
 
 
 class RequestMetrics:
@@ -101,12 +113,7 @@ class RequestMetrics:
                 f'component="apiserver",dry_run="",group="{group}",resource="{resource}",scope="{scope}",'
                 f'subresource="{subresource}",verb="{verb}",version="{version}"'
             )
-            cumulative = 0
-            for bound, count in zip((*map(_bound, DURATION_BUCKETS), "+Inf"), histogram.buckets, strict=True):
-                cumulative += count
-                lines.append(f'apiserver_request_duration_seconds_bucket{{{labels},le="{bound}"}} {cumulative}')
-            lines.append(f"apiserver_request_duration_seconds_sum{{{labels}}} {histogram.sum:.6f}")
-            lines.append(f"apiserver_request_duration_seconds_count{{{labels}}} {histogram.count}")
+            lines += histogram.lines("apiserver_request_duration_seconds", labels)
         return "\n".join(lines) + "\n"
 
 
