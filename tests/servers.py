@@ -10,13 +10,14 @@ import json
 import os
 import ssl
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import yaml
+from aiohttp import web
 from multidict import CIMultiDict
 
 from localkube.server import LocalKube, ServerConfig
@@ -177,3 +178,15 @@ class Plugin:
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl karmada {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
         return result
+
+
+@contextlib.asynccontextmanager
+async def plain_http(app: web.Application) -> AsyncIterator[str]:
+    """``app`` served over plain HTTP on a free loopback port while the block runs: its URL."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()

@@ -132,16 +132,22 @@ async def test_a_binding_deleted_before_the_watch_reports_its_works_still_delete
         await client.close()
 
 
-async def test_a_bindings_works_are_written_at_once_and_one_failure_spares_the_others(installed: PullMode) -> None:
-    admin = installed.admin
-    names = [f"wide{i:02}" for i in range(24)]
-    clusters = [cluster(name).to_dict() for name in names]
+def wide_binding(admin: Kubectl, name: str, count: int) -> list[str]:
+    """``count`` clusters ``<name>00``.. with their execution namespaces, and ConfigMap ``name``
+    bound to all of them; the cluster names."""
+    names = [f"{name}{i:02}" for i in range(count)]
+    clusters = [cluster(n).to_dict() for n in names]
     spaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"karmada-es-{n}"}} for n in names]
     admin("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": clusters + spaces}))
-    admin("create", "configmap", "wide", "--from-literal=k=v")
-    body = binding(admin, "ConfigMap", "wide")
+    admin("create", "configmap", name, "--from-literal=k=v")
+    body = binding(admin, "ConfigMap", name)
     body["spec"]["clusters"] = [{"name": n} for n in names]
     admin("apply", "-f", "-", stdin=json.dumps(body))
+    return names
+
+
+async def test_a_bindings_works_are_written_at_once_and_one_failure_spares_the_others(installed: PullMode) -> None:
+    names = wide_binding(installed.admin, "wide", 24)
     client, informers, controller = await started(installed)
     running = peak = 0
     real_create = client.create
@@ -179,15 +185,7 @@ async def test_a_bindings_works_are_written_at_once_and_one_failure_spares_the_o
 async def test_rendering_for_many_clusters_gives_the_loop_turns_to_others(
     installed: PullMode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    admin = installed.admin
-    names = [f"turns{i:02}" for i in range(40)]
-    clusters = [cluster(name).to_dict() for name in names]
-    spaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"karmada-es-{n}"}} for n in names]
-    admin("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": clusters + spaces}))
-    admin("create", "configmap", "turns", "--from-literal=k=v")
-    body = binding(admin, "ConfigMap", "turns")
-    body["spec"]["clusters"] = [{"name": n} for n in names]
-    admin("apply", "-f", "-", stdin=json.dumps(body))
+    wide_binding(installed.admin, "turns", 40)
     client, informers, controller = await started(installed)
     rendered = 0
     real_render = binding_controller.render_work  # type: ignore[attr-defined]

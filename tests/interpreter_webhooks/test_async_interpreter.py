@@ -19,6 +19,7 @@ from karmada.interpreter.native import Operation
 from karmada.interpreter.webhook import WebhookError
 from karmada.interpreter_webhooks import AsyncInterpreter, RevisedReplicas
 from tests.interpreter_webhooks.hookserver import HookServer
+from tests.servers import plain_http
 
 WORKLOAD = {
     "apiVersion": "workloads.example.io/v1",
@@ -156,18 +157,14 @@ async def test_a_slow_webhook_times_out() -> None:
 
     app = web.Application()
     app.router.add_post("/interpret", slow)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    interpreter = AsyncInterpreter()
-    interpreter.load([configuration("slow", f"http://127.0.0.1:{port}/interpret", "", kinds=["Workload"], timeout=1)])
-    try:
-        with pytest.raises(
-            WebhookError, match=r'"slow/slow.example.io": failed to call webhook: .*context deadline exceeded \(1s\)'
-        ):
-            await interpreter.a_get_replicas(WORKLOAD)
-    finally:
-        await interpreter.close()
-        await runner.cleanup()
+    async with plain_http(app) as url:
+        interpreter = AsyncInterpreter()
+        interpreter.load([configuration("slow", f"{url}/interpret", "", kinds=["Workload"], timeout=1)])
+        try:
+            with pytest.raises(
+                WebhookError,
+                match=r'"slow/slow.example.io": failed to call webhook: .*context deadline exceeded \(1s\)',
+            ):
+                await interpreter.a_get_replicas(WORKLOAD)
+        finally:
+            await interpreter.close()

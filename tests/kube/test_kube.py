@@ -27,7 +27,7 @@ from karmada.kube import (
 from karmada.kube.config import ClusterConfig
 from karmada.kube.resources import CONFIGMAPS, EVENTS, LEASES
 from manifests import crd_files
-from tests.servers import ServerThread
+from tests.servers import ServerThread, plain_http
 
 
 async def test_crud_and_errors(kube: KubeClient) -> None:
@@ -234,29 +234,24 @@ async def test_a_companion_answers_while_the_clients_pool_is_full() -> None:
 
     app = web.Application()
     app.router.add_get("/api/v1/namespaces/default/configmaps/{name}", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    client = KubeClient(ClusterConfig(server=f"http://127.0.0.1:{port}"), timeout=30)
-    companion = client.companion()
-    slow = [asyncio.create_task(client.get(CONFIGMAPS, "slow", "default")) for _ in range(70)]
-    try:
-        await asyncio.sleep(0.3)  # every connection of the pool taken
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(client.get(CONFIGMAPS, "quick", "default"), 1.0)
-        async with asyncio.timeout(5):
-            assert (await companion.get(CONFIGMAPS, "quick", "default"))["metadata"]["name"] == "quick"
-        renewed = ClusterConfig(server=f"http://127.0.0.1:{port}", tls_server_name="renewed")
-        await client.set_config(renewed)
-        assert companion.config is renewed, "a renewed certificate reaches the companion too"
-    finally:
-        release.set()
-        await asyncio.gather(*slow, return_exceptions=True)
-        await companion.close()
-        await client.close()
-        await runner.cleanup()
+    async with plain_http(app) as url:
+        client = KubeClient(ClusterConfig(server=url), timeout=30)
+        companion = client.companion()
+        slow = [asyncio.create_task(client.get(CONFIGMAPS, "slow", "default")) for _ in range(70)]
+        try:
+            await asyncio.sleep(0.3)  # every connection of the pool taken
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.get(CONFIGMAPS, "quick", "default"), 1.0)
+            async with asyncio.timeout(5):
+                assert (await companion.get(CONFIGMAPS, "quick", "default"))["metadata"]["name"] == "quick"
+            renewed = ClusterConfig(server=url, tls_server_name="renewed")
+            await client.set_config(renewed)
+            assert companion.config is renewed, "a renewed certificate reaches the companion too"
+        finally:
+            release.set()
+            await asyncio.gather(*slow, return_exceptions=True)
+            await companion.close()
+            await client.close()
     assert client._companions == [], "a closed companion is forgotten"
 
 
@@ -286,21 +281,13 @@ async def test_a_429_with_retry_after_is_sent_again(
 
     app = web.Application()
     app.router.add_post("/api/v1/namespaces/default/configmaps", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    client = KubeClient(ClusterConfig(server=f"http://127.0.0.1:{runner.addresses[0][1]}"), timeout=30)
-    try:
-        made = {"metadata": {"name": "made"}, "data": {"k": "v"}}
+    made = {"metadata": {"name": "made"}, "data": {"k": "v"}}
+    async with plain_http(app) as url, KubeClient(ClusterConfig(server=url), timeout=30) as client:
         if expected == 201:
             assert (await client.create(CONFIGMAPS, made, "default"))["metadata"]["name"] == "made"
         else:
             with pytest.raises(KubeError) as raised:
                 await client.create(CONFIGMAPS, made, "default")
             assert raised.value.status == expected
-    finally:
-        await client.close()
-        await runner.cleanup()
     assert len(bodies) == calls
     assert all(b == bodies[0] and b"made" in b for b in bodies), "each retry sends the whole body again"
