@@ -4,11 +4,13 @@ and strategic merge patch (built-in kinds, with their merge keys and directives)
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from localkube.errors import APIError, bad_request
 
 MAX_JSON_PATCH_OPS = 10000
+_INDEX = re.compile(r"[+-]?[0-9]+")
 
 
 class PatchFailed(Exception):
@@ -26,10 +28,10 @@ def _tokens(pointer: str) -> list[str]:
 def _index(token: str, length: int, allow_end: bool) -> int:
     if allow_end and token == "-":
         return length
-    try:
-        index = int(token)
-    except ValueError:
-        raise PatchFailed(f"invalid array index {token!r}") from None
+    # Go's strconv.Atoi: ASCII digits with an optional sign (Python's int() takes more)
+    if not _INDEX.fullmatch(token):
+        raise PatchFailed(f"invalid array index {token!r}")
+    index = int(token)
     if index < 0:
         index += length
     if index < 0 or index > (length if allow_end else length - 1):
@@ -79,6 +81,43 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
     raise PatchFailed("doc is missing path")
 
 
+def _container(doc: Any, tokens: list[str]) -> dict[str, Any] | list[Any] | None:
+    """The object or array holding the last token, or None when a step on the way is missing,
+    out of range, null or a scalar (evanphx/json-patch v4 ``findObject``)."""
+    node = doc
+    for token in tokens[:-1]:
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list):
+            try:
+                node = node[_index(token, len(node), False)]
+            except PatchFailed:
+                return None
+        else:
+            return None
+    return node if isinstance(node, dict | list) else None
+
+
+def _replace(doc: Any, tokens: list[str], path: str, value: Any) -> Any:
+    """kube-apiserver's replace (gopkg.in/evanphx/json-patch.v4 ``Patch.replace``): a missing
+    parent fails, a missing object key is set as ``add`` would (v4's ``partialDoc.get`` never
+    fails), and an array index must exist."""
+    if not tokens:
+        return value
+    parent = _container(doc, tokens)
+    if parent is None:
+        raise PatchFailed(f"replace operation does not apply: doc is missing path: {path}: missing value")
+    if isinstance(parent, dict):
+        parent[tokens[-1]] = value
+        return doc
+    try:
+        index = _index(tokens[-1], len(parent), False)
+    except PatchFailed:
+        raise PatchFailed(f"replace operation does not apply: doc is missing key: {path}: missing value") from None
+    parent[index] = value
+    return doc
+
+
 def json_patch(doc: Any, ops: Any) -> Any:
     """Apply an RFC 6902 patch; raises 400 for a malformed patch and PatchFailed for a failing op."""
     if not isinstance(ops, list):
@@ -102,12 +141,7 @@ def json_patch(doc: Any, ops: Any) -> Any:
         elif kind == "remove":
             _remove(result, path)
         elif kind == "replace":
-            if path:
-                parent = _resolve(result, path[:-1])
-                if isinstance(parent, dict) and path[-1] not in parent:
-                    raise PatchFailed(f"replace operation does not apply: doc is missing key: {op['path']}")
-                _remove(result, path)
-            result = _add(result, path, copy.deepcopy(op.get("value")))
+            result = _replace(result, path, str(op.get("path", "")), copy.deepcopy(op.get("value")))
         elif kind == "move":
             value = _remove(result, _tokens(str(op.get("from", ""))))
             result = _add(result, path, value)

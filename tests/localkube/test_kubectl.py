@@ -261,6 +261,31 @@ def test_karmada_crds_and_printer_columns(admin: Kubectl) -> None:
     admin("wait", "--for=condition=Ready", "cluster/member1", "--timeout=5s")
 
 
+def test_json_patch_replace_of_a_missing_key_adds_it(admin: Kubectl) -> None:
+    """gopkg.in/evanphx/json-patch.v4, as kube-apiserver's patch handler uses it (test_json_patch.py)."""
+    admin("apply", "-f", str(next(p for p in crd_files() if p.name == "policy.karmada.io_propagationpolicies.yaml")))
+    admin("wait", "--for=condition=Established", "crd/propagationpolicies.policy.karmada.io", "--timeout=10s")
+    policy = {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "PropagationPolicy",
+        "metadata": {"name": "replace-adds", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}]},
+    }
+    admin("apply", "-f", "-", stdin=json.dumps(policy))
+    replace = '[{"op":"replace","path":"/spec/propagateDeps","value":true}]'
+    admin("patch", "propagationpolicy", "replace-adds", "--type=json", "-p", replace)
+    patched = json.loads(admin("get", "propagationpolicy", "replace-adds", "-o", "json").stdout)
+    assert patched["spec"]["propagateDeps"] is True
+    past_the_end = '[{"op":"replace","path":"/spec/resourceSelectors/1","value":{"apiVersion":"v1","kind":"Secret"}}]'
+    failed = admin("patch", "propagationpolicy", "replace-adds", "--type=json", "-p", past_the_end, check=False)
+    assert failed.returncode == 1
+    assert "replace operation does not apply: doc is missing key: /spec/resourceSelectors/1" in failed.stderr
+    no_parent = '[{"op":"replace","path":"/spec/failover/application","value":{}}]'
+    failed = admin("patch", "propagationpolicy", "replace-adds", "--type=json", "-p", no_parent, check=False)
+    assert failed.returncode == 1
+    assert "replace operation does not apply: doc is missing path: /spec/failover/application" in failed.stderr
+
+
 def test_custom_resource_strict_validation_and_defaults(admin: Kubectl) -> None:
     for path in crd_files():
         admin("apply", "-f", str(path))
