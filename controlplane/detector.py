@@ -35,7 +35,9 @@ written (see :mod:`karmada.detection.admission`). A deleted template's binding
 is garbage-collected through its ownerReference; a deleted binding whose
 template remains is created again. Events on the template: ``ApplyPolicySucceed``
 (only when the binding was created or changed), ``ApplyPolicyFailed``,
-``PreemptPolicySucceed``/``Failed``, ``GetReplicasFailed``, with Karmada's messages.
+``PreemptPolicySucceed``/``Failed``, ``GetReplicasSucceed`` (only when the interpreted
+replicas or requirements differ from the binding's) and ``GetReplicasFailed``, with
+Karmada's messages.
 
 Where this differs from Karmada, on purpose: the binding finalizer is left to
 the binding controller (it owns it); a ``Lazy`` policy defers refreshes of an
@@ -82,6 +84,7 @@ from karmada.detection import (
     with_claim,
     without_claim,
 )
+from karmada.detection.bindings import GET_REPLICAS_SUCCEED_MESSAGE, replicas_changed
 from karmada.interpreter import Operation
 from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
@@ -539,6 +542,8 @@ class Detector:
                 await self.recorder.record(template, "Warning", "GetReplicasFailed", str(exc))
                 raise ValueError(f"interpreting replicas: {exc}") from exc
             replicas, requirements = count, needs.to_dict() if needs is not None else None
+            if replicas_changed(self._binding_of(template), replicas, requirements):
+                await self.recorder.record(template, "Normal", "GetReplicasSucceed", GET_REPLICAS_SUCCEED_MESSAGE)
         _, namespace, name = policy.key
         return desired_binding(
             template,

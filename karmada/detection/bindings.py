@@ -52,6 +52,8 @@ DIFFERENT_OWNER_MESSAGE = (
     "failed to update binding due to different owner reference UID, will try again later after binding is "
     "garbage collected, see https://github.com/karmada-io/karmada/issues/2090"
 )
+# the template's Normal event after its replicas were interpreted (Karmada's detector, v1.12 on)
+GET_REPLICAS_SUCCEED_MESSAGE = "Get replicas of resource template successfully."
 
 
 def binding_kind(template: Mapping[str, Any]) -> str:
@@ -138,6 +140,18 @@ def desired_binding(
         BINDING_CONTROLLER_FINALIZER if kind == "ResourceBinding" else CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER
     ]
     return {"apiVersion": BINDING_API_VERSION, "kind": kind, "metadata": binding_meta, "spec": binding_spec}
+
+
+def replicas_changed(binding: Mapping[str, Any] | None, replicas: int, requirements: Mapping[str, Any] | None) -> bool:
+    """Whether an interpreted replica answer differs from what ``binding`` carries (no binding
+    yet: it does). The detector records ``GetReplicasSucceed`` then only, not on every apply."""
+    if binding is None:
+        return True
+    spec = binding.get("spec") or {}
+    return bool(
+        int(spec.get("replicas") or 0) != replicas
+        or (spec.get("replicaRequirements") or None) != (requirements or None)
+    )
 
 
 def merged_suspension(existing: Mapping[str, Any] | None, policy: Mapping[str, Any] | None) -> Obj | None:
