@@ -143,6 +143,7 @@ class MemberSet:
                 self.cluster,
                 name,
                 workers=options.concurrent_work_syncs,
+                resync_period=options.resync_period,  # Karmada's --resync-period reaches member informers too
                 apply=parts.apply,
                 reflect=parts.reflect,
             )

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 BIN_DIR = Path(sys.executable).parent
@@ -37,6 +39,28 @@ def run(
         check=False,
         cwd=cwd,
     )
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a program's --metrics-bind-address)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def metric(port: int, name: str, **labels: str) -> float:
+    """The sum of the samples of ``name`` with ``labels`` on ``http://127.0.0.1:<port>/metrics``
+    (0 while the program does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0.0
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def kubectl() -> str:

@@ -50,14 +50,16 @@ other workers go on meanwhile, and a failing webhook fails its manifest alone.
 
 Member objects are cached per resource type, only those labelled as managed
 by Karmada and without managedFields. Events are Karmada's:
-``SyncSucceed``/``SyncFailed``, ``WorkDispatching``, ``ReflectStatusFailed``,
-``InterpretHealthFailed``, all on the Work: an agent may write events only in
-its own execution namespace (Karmada's agent may write them anywhere); the
-template's events about its member objects come from the control plane's
-binding-status controller, which reads the same Work status. Deliberately not recorded: Karmada's
-``ReflectStatusSucceed``/``InterpretHealthSucceed`` on every status
-reflection, and ``SyncSucceed`` when a reconcile found nothing to sync (a
-member status change), so the API writes per change stay one.
+``SyncSucceed``/``SyncFailed``, ``WorkDispatching``,
+``ReflectStatusSucceed``/``Failed``, ``InterpretHealthSucceed``/``Failed``
+(see :mod:`karmada.members.work_events`), all on the Work: an agent may write
+events only in its own execution namespace (Karmada's agent may write them
+anywhere); the template's events about its member objects come from the
+control plane's binding-status controller, which reads the same Work status.
+Deliberately not recorded, so a resync writes nothing: Karmada's
+``ReflectStatusSucceed``/``InterpretHealthSucceed`` when the reflected status
+or the health did not change, and ``SyncSucceed`` when a reconcile found
+nothing to sync (a member status change).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ from karmada.api.keys import (
 )
 from karmada.api.names import execution_space
 from karmada.clusters.conditions import condition_status, find, set_condition
+from karmada.interpreter import Operation
 from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.interpreter_webhooks import AsyncInterpreter
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper
@@ -105,6 +108,7 @@ from karmada.kube.resources import (
     WORKS,
     UnknownKind,
 )
+from karmada.members.work_events import WorkEvent, interpret_health_failed, reflect_status_failed, status_events
 from karmada.timestamps import now_time
 
 log = logging.getLogger("members.execution")
@@ -530,11 +534,9 @@ class ExecutionController:
                 resource, served = await self._resolve(manifest)
                 if served:
                     await self._cache(resource)
-            found = await self._observed_status(work, ordinal, manifest, None)
+            found = await self._observed_status(work, ordinal, manifest, previous.get(ordinal))
             if found is not None:
                 statuses.append(found)
-            elif ordinal in previous:
-                statuses.append(previous[ordinal])
         await self._write_status(work, [], statuses)
 
     async def _observed_status(self, work: Obj, ordinal: int, manifest: Obj, previous: Obj | None) -> Obj | None:
@@ -571,25 +573,30 @@ class ExecutionController:
             identifier["namespace"] = obj["metadata"]["namespace"]
         entry: Obj = {"identifier": identifier}
         what = f"{resource.kind}/{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+        events: list[WorkEvent] = []
         try:
             reflected = await self.interpreter.a_reflect_status(obj)
         except (KeyError, TypeError, ValueError) as exc:
             # Karmada leaves the status as it was when reflection fails
-            await self.recorder.record(
-                work, "Warning", "ReflectStatusFailed", f"Reflect status for object({what}) failed, err: {exc}."
-            )
+            events.append(reflect_status_failed(what, exc))
             if previous is not None and "status" in previous:
                 entry["status"] = previous["status"]
+            succeeded = False
         else:
             if reflected is not None:
                 entry["status"] = json.loads(json.dumps(reflected))
+            succeeded = True
         try:
             entry["health"] = "Healthy" if await self.interpreter.a_interpret_health(obj) else "Unhealthy"
         except (KeyError, TypeError, ValueError) as exc:
             entry["health"] = "Unknown"
-            await self.recorder.record(
-                work, "Warning", "InterpretHealthFailed", f"Interpret health of object({what}) failed, err: {exc}."
-            )
+            events.append(interpret_health_failed(what, exc))
+        api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
+        health_rule = self.interpreter.hook_enabled(api_version, resource.kind, Operation.INTERPRET_HEALTH)
+        events += status_events(what, previous, entry, reflected=succeeded, health_rule=health_rule)
+        if self.reflects:  # they are the work-status controller's
+            for event in events:
+                await self.recorder.record(work, *event)
         return entry
 
     async def _write_status(self, work: Obj, conditions: list[Condition], statuses: list[Obj] | None) -> None:

@@ -2,11 +2,13 @@
 controllers): every kind the interpreter knows is reflected into the Work's
 ``manifestStatuses`` with its health, at once when the member object changes;
 the status is not written again while nothing changes; and the API writes the
-agent makes for one Deployment, from its Work to all replicas ready."""
+agent makes for one Deployment, from its Work to all replicas ready (one
+event per change of its reflected status or health)."""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import json
 import threading
@@ -253,7 +255,11 @@ def test_writes_for_one_deployment(
     assert member_writes == 1 and generations == {1}, "one create in the member, no updates"
     # one write with Applied (and Dispatching), then one per change of the reflected status at most
     assert 1 <= len(status_writes) <= 1 + status_changes
-    assert len(events) <= 2, "WorkDispatching and SyncSucceed on the Work; none per status change"
+    reasons = collections.Counter(e["object"]["reason"] for e in events)
+    assert set(reasons) <= {"WorkDispatching", "SyncSucceed", "ReflectStatusSucceed", "InterpretHealthSucceed"}
+    assert reasons["WorkDispatching"] <= 1 and reasons["SyncSucceed"] <= 1, "once, not per status change"
+    assert reasons["ReflectStatusSucceed"] <= len(status_writes), "one per change of the reflected status"
+    assert reasons["InterpretHealthSucceed"] <= 2, "Unhealthy while starting, then Healthy"
 
 
 def test_deleting_the_work_removes_the_workload_and_its_pods(pull_mode: PullMode, member1: ServerThread) -> None:
