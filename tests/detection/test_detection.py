@@ -23,7 +23,7 @@ from karmada.detection import (
     with_claim,
     without_claim,
 )
-from karmada.detection.bindings import merged_suspension
+from karmada.detection.bindings import merged_suspension, replicas_changed
 from karmada.matching import Claim
 
 PP_ID = "propagationpolicy.karmada.io/permanent-id"
@@ -365,6 +365,27 @@ def test_merging_drops_fields_the_policy_no_longer_sets_and_a_cluster_claim() ->
 )
 def test_suspension_merge(existing: Any, policy: Any, expected: Any) -> None:
     assert merged_suspension(existing, policy) == expected
+
+
+CPU = {"resourceRequest": {"cpu": "100m"}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "replicas", "requirements", "changed"),
+    [
+        (None, 2, CPU, True),  # no binding yet
+        ({"replicas": 2, "replicaRequirements": CPU}, 2, CPU, False),
+        ({"replicas": 2, "replicaRequirements": CPU}, 3, CPU, True),  # scaled
+        ({"replicas": 2, "replicaRequirements": CPU}, 2, {"resourceRequest": {"cpu": "200m"}}, True),
+        ({"replicas": 2}, 2, None, False),
+        ({"replicas": 2}, 2, {}, False),  # empty requirements are absent from a binding (omitempty)
+        ({}, 0, None, False),  # zero replicas are absent too
+        ({"replicas": 2, "replicaRequirements": CPU}, 2, None, True),  # the requests went
+    ],
+)
+def test_replicas_changed(spec: dict[str, Any] | None, replicas: int, requirements: Any, changed: bool) -> None:
+    binding = None if spec is None else {"spec": {"resource": {"name": "nginx"}, **spec}}
+    assert replicas_changed(binding, replicas, requirements) is changed
 
 
 @pytest.mark.parametrize(
