@@ -1,9 +1,10 @@
 """The sandbox runs karmada-webhook and registers it; ``kubectl apply`` of a policy Karmada
-refuses is refused with Karmada's message once the API server calls admission webhooks.
+refuses is refused with Karmada's message, since localkube calls admission webhooks.
 
-Whether localkube calls them is detected, not assumed: a server-side dry-run create of a
-valid policy comes back carrying the permanent-id label only if the mutating webhook ran
-(a dry run never reaches the controllers, which would add it otherwise).
+That localkube calls them is checked first, so a regression fails with its cause: a
+server-side dry-run create of a valid policy comes back carrying the permanent-id label
+only if the mutating webhook ran (a dry run never reaches the controllers, which would
+add it otherwise). It fails rather than skips: a skip would hide the regression.
 """
 
 from __future__ import annotations
@@ -87,23 +88,22 @@ def test_the_sandbox_runs_and_registers_the_webhook(sandbox: Sandbox) -> None:
     assert "karmada-webhook" in status
 
 
-def _webhooks_called(karmada: Kubectl) -> bool:
+def assert_webhooks_called(karmada: Kubectl) -> None:
     placement = "    clusterAffinity: {clusterNames: [member1]}"
     result = karmada(
         "create", "--dry-run=server", "-o", "json", "-f", "-", stdin=POLICY.format(name="probe", placement=placement)
     )
     created: dict[str, Any] = json.loads(result.stdout)
-    return "propagationpolicy.karmada.io/permanent-id" in (created["metadata"].get("labels") or {})
+    labels = created["metadata"].get("labels") or {}
+    assert "propagationpolicy.karmada.io/permanent-id" in labels, (
+        "localkube did not call the admission webhooks: a server-side dry-run create of a valid policy came back "
+        f"without the mutating webhook's permanent-id label (labels {labels}); see localkube/admission_webhooks.py"
+    )
 
 
 @pytest.mark.parametrize("case", list(REJECTED))
 def test_kubectl_apply_is_refused_with_karmadas_message(sandbox: Sandbox, case: str) -> None:
-    if not _webhooks_called(sandbox.karmada):
-        pytest.skip(
-            "localkube stores admissionregistration.k8s.io webhook configurations but does not call them yet "
-            "(issue 13, admission webhooks in localkube): a server-side dry run came back without the mutating "
-            "webhook's permanent-id label"
-        )
+    assert_webhooks_called(sandbox.karmada)
     placement, path, sentence = REJECTED[case]
     result = sandbox.karmada("apply", "-f", "-", stdin=POLICY.format(name="rejected", placement=placement), check=False)
     assert result.returncode == 1
@@ -114,8 +114,7 @@ def test_kubectl_apply_is_refused_with_karmadas_message(sandbox: Sandbox, case: 
 
 
 def test_a_valid_policy_is_stored_with_the_webhooks_defaults(sandbox: Sandbox) -> None:
-    if not _webhooks_called(sandbox.karmada):
-        pytest.skip("localkube does not call admission webhooks yet (issue 13, admission webhooks in localkube)")
+    assert_webhooks_called(sandbox.karmada)
     placement = "    spreadConstraints: [{maxGroups: 1}]\n    replicaScheduling: {replicaSchedulingType: Divided}"
     sandbox.karmada("apply", "-f", "-", stdin=POLICY.format(name="good", placement=placement))
     stored = json.loads(sandbox.karmada("get", "propagationpolicy", "good", "-o", "json").stdout)
