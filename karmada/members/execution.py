@@ -41,7 +41,13 @@ Each apply of a Work's manifests is timed in Karmada's
 A Work being deleted removes its member objects (propagation Background,
 only those labelled as managed) or, with ``preserveResourcesOnDeletion``,
 strips Karmada's labels and annotations from them, before its
-``karmada.io/execution-controller`` finalizer goes.
+``karmada.io/execution-controller`` finalizer goes. Beyond Karmada (which
+lets the Work go once the member accepted the delete), the finalizer goes
+only once each deleted object is confirmed gone: an object the member keeps
+terminating (finalizers, a grace period) holds the Work, and its deletion
+event brings the Work back. So a Work gone means its objects are gone, which
+``purgeMode: Directly`` relies on (the binding controller creates the new
+copy's Work only then). A cluster being removed does not wait.
 
 Retention, status reflection and health come from the control plane's
 ResourceInterpreterCustomizations and ResourceInterpreterWebhookConfigurations
@@ -630,8 +636,18 @@ class ExecutionController:
         cluster = self.cluster.get(self.cluster_name)
         ready = cluster is not None and condition_status(cluster, "Ready") == "True"
         if preserve or ready:
-            for manifest in manifests:
-                await self._remove_one(manifest, preserve)
+            # a cluster being removed lets its Works go once the deletes are accepted
+            leaving = cluster is not None and bool(cluster["metadata"].get("deletionTimestamp"))
+            terminating = [m for m in manifests if not await self._remove_one(m, preserve) and not leaving]
+            if terminating:
+                log.info(
+                    "work %s/%s: deletion waits until %s is gone from cluster %s",
+                    self.namespace,
+                    name,
+                    ", ".join(f"{m.get('kind')} {_ref(m)}" for m in terminating),
+                    self.cluster_name,
+                )
+                return False
         elif cluster is not None and not cluster["metadata"].get("deletionTimestamp"):
             # keep the member objects until the cluster answers again (Karmada: "cluster not ready");
             # a cluster being deleted (unjoined) lets its Works go without them
@@ -649,17 +665,18 @@ class ExecutionController:
         self.synced_generation.pop(name, None)
         return True
 
-    async def _remove_one(self, manifest: Obj, preserve: bool) -> None:
+    async def _remove_one(self, manifest: Obj, preserve: bool) -> bool:
+        """Whether the member object is handled: kept without Karmada's marks, or confirmed gone."""
         try:
             resource = await self.mapper.resource_for(manifest["apiVersion"], manifest["kind"])
         except UnknownKind:
-            return  # the member does not serve the kind: nothing of it is there
+            return True  # the member does not serve the kind: nothing of it is there
         meta = manifest.get("metadata") or {}
         namespace = (meta.get("namespace") or "default") if resource.namespaced else None
         self.written.pop((resource, namespace or "", str(meta["name"])), None)
         observed = await self.member.get_or_none(resource, meta["name"], namespace)
         if observed is None or not _managed(observed):
-            return
+            return True
         if preserve:
             kept = await a_merge_for_update(strip_karmada_marks(manifest), observed, self.interpreter)
             if _comparable(kept) != _comparable(observed):
@@ -667,13 +684,31 @@ class ExecutionController:
             log.info(
                 "kept %s %s in cluster %s without Karmada's marks", manifest["kind"], _ref(manifest), self.cluster_name
             )
-            return
-        try:
-            await self.member.delete(resource, meta["name"], namespace, propagation="Background")
-        except KubeError as exc:
-            if not exc.not_found:
-                raise
-        log.info("deleted %s %s in cluster %s", manifest["kind"], _ref(manifest), self.cluster_name)
+            return True
+        if observed["metadata"].get("deletionTimestamp"):
+            answer: Obj = observed  # deleted before, still terminating: wait for it, no second delete
+        else:
+            try:
+                answer = await self.member.delete(resource, meta["name"], namespace, propagation="Background")
+            except KubeError as exc:
+                if not exc.not_found:
+                    raise
+                answer = {}
+            log.info("deleted %s %s in cluster %s", manifest["kind"], _ref(manifest), self.cluster_name)
+        if deletion_confirmed(answer):
+            return True
+        await self._cache(resource)  # its deletion event brings the Work back
+        return False
+
+
+def deletion_confirmed(answer: Obj) -> bool:
+    """Whether a DELETE's answer (or the object read back) says the object is gone: a Status
+    (kube-apiserver answers so once it removed the object), nothing, or an object removed at
+    once; not an object that still carries ``deletionTimestamp`` (finalizers or a grace
+    period keep it)."""
+    if not answer or answer.get("kind") == "Status":
+        return True
+    return not (answer.get("metadata") or {}).get("deletionTimestamp")
 
 
 def _manifest_digest(manifest: Obj) -> str:

@@ -1,6 +1,6 @@
 """The pure rules of the agent's execution controller, as tables: the object written
 over a member object, what a preserved object loses, Karmada's messages, and
-which Work events are worth a reconcile."""
+which Work events are worth a reconcile, and when a deleted object counts as gone."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from karmada.members.execution import (
     aggregate,
     applied_failed_message,
     conflict_message,
+    deletion_confirmed,
     dispatching_condition,
     merge_for_update,
     strip_karmada_marks,
@@ -173,3 +174,20 @@ SAME = _work(1)
 )
 def test_which_work_events_reconcile(kind: str, obj: dict[str, Any], old: dict[str, Any] | None, wanted: bool) -> None:
     assert work_spec_changed(kind, obj, old) is wanted
+
+
+TERMINATING = {"metadata": {"name": "c", "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["x.io/hold"]}}
+
+
+@pytest.mark.parametrize(
+    ("answer", "gone"),
+    [
+        ({}, True),  # NotFound: gone before the delete
+        ({"kind": "Status", "apiVersion": "v1", "status": "Success", "details": {"name": "c"}}, True),
+        ({"kind": "ConfigMap", "metadata": {"name": "c"}}, True),  # removed at once, returned as it was
+        ({"kind": "ConfigMap", **TERMINATING}, False),  # a finalizer holds it
+        ({"kind": "Pod", "metadata": {"name": "p", "deletionTimestamp": "2026-01-01T00:00:30Z"}}, False),  # grace
+    ],
+)
+def test_deletion_confirmed(answer: dict[str, Any], gone: bool) -> None:
+    assert deletion_confirmed(answer) is gone
