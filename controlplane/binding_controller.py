@@ -10,7 +10,12 @@ A reconcile of one binding, from the shared caches:
    label (one update, only when missing).
 3. Delete the Works of clusters no longer targeted (graceful eviction tasks
    keep theirs; while a ``Directly`` evicted cluster still has a Work, nothing
-   else is synced and the binding is looked at again in 5 s).
+   else is synced and the binding is looked at again in 5 s, or when that Work
+   goes). The agent lets such a Work go only once its member objects are
+   confirmed gone, so the new copy's Work is created after the old copy is
+   gone; events with the times to the microsecond show the order
+   (:mod:`karmada.works.direct_purge`; which clusters were seen waiting is kept
+   in memory, so after a restart mid-purge only the creation is reported).
 4. Render each target cluster's Work with :mod:`karmada.works` from a fresh
    template (shared informer; the API when the cache is older than the
    binding's reference), the Cluster and the (Cluster)OverridePolicies, and
@@ -61,6 +66,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from controlplane.context import Context
+from controlplane.failover_bindings import template_ref
 from controlplane.interpreter_webhooks import async_interpreter_for
 from karmada.api import KubeObject, ResourceBindingSpec
 from karmada.api.binding import ObjectReference
@@ -83,13 +89,16 @@ from karmada.kube.informer import object_key
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, CLUSTERS, RESOURCE_BINDINGS, WORKS
 from karmada.overrides import OverrideError
-from karmada.timestamps import now_time
+from karmada.timestamps import format_micro_time, now_time, utcnow
 from karmada.works import (
     CLUSTER_RESOURCE_BINDING,
     CONDITION_OVERRIDES_APPLIED,
     EVENT_APPLY_OVERRIDE_POLICY_FAILED,
     EVENT_APPLY_OVERRIDE_POLICY_SUCCEED,
     EVENT_CLEANUP_WORK_FAILED,
+    EVENT_CREATE_WORK_SUCCEED,
+    EVENT_PURGE_PENDING,
+    EVENT_PURGE_SUCCEED,
     EVENT_SYNC_WORK_FAILED,
     EVENT_SYNC_WORK_SUCCEED,
     REASON_APPLY_OVERRIDE_POLICY_FAILED,
@@ -99,12 +108,16 @@ from karmada.works import (
     RenderError,
     Scope,
     completions_by_cluster,
+    created_message,
     desired_work,
     directly_purged_clusters,
     expected_clusters,
     is_workload,
+    pending_message,
     policy_selectors,
     policy_selects,
+    purge_progress,
+    purged_message,
     render_work,
     target_clusters,
     work_changed,
@@ -306,6 +319,8 @@ class BindingController:
         self.interpreter = AsyncInterpreter()  # the shared one from async_interpreter_for in setup
         self.stateful_failover_injection = False  # Karmada's StatefulFailoverInjection gate
         self.write_gate = asyncio.Semaphore(WORK_WRITES_IN_FLIGHT_TOTAL)  # shared by both scopes in setup
+        # per binding, the Directly-evicted clusters seen still holding a Work (for the purge events)
+        self.purging: dict[Key, set[str]] = {}
         # who to wake up: bindings by their template's (apiVersion, kind), and by target cluster
         self._by_kind: dict[tuple[str, str], set[Key]] = defaultdict(set)
         self._by_cluster: dict[str, set[Key]] = defaultdict(set)
@@ -411,6 +426,8 @@ class BindingController:
     async def reconcile(self, key: Key) -> float | None:
         namespace, name = key
         binding = self.bindings.get(name, namespace)
+        if binding is None or _meta(binding).get("deletionTimestamp"):
+            self.purging.pop(key, None)
         if binding is None:
             return None
         if _meta(binding).get("deletionTimestamp"):
@@ -427,18 +444,10 @@ class BindingController:
         binding_id = str((_meta(binding).get("labels") or {}).get(self.scope.id_label, ""))
         removed = await self._remove_orphans(binding, spec, binding_id)
         directly = directly_purged_clusters(spec)
-        waiting = [
-            w
-            for w in self.index.works_of(self.scope, binding_id)
-            if cluster_of_execution_space(_meta(w)["namespace"]) in directly
-        ]
-        if waiting:
-            log.info(
-                "binding=%s: works in clusters evicted with purgeMode Directly not deleted yet (%s); not syncing",
-                self._describe(binding),
-                ", ".join(sorted(_meta(w)["namespace"] for w in waiting)),
-            )
+        if directly and await self._purge_pending(key, binding, binding_id, directly):
             return DIRECTLY_PURGE_REQUEUE
+        if not directly:
+            self.purging.pop(key, None)
         try:
             template = await self.templates.get(spec.resource)
         except UnknownKind as exc:
@@ -456,8 +465,44 @@ class BindingController:
                 spec.resource.name,
             )
             return None
-        await self._sync(binding, spec, template, removed)
+        await self._sync(binding, spec, template, removed, directly)
         return None
+
+    async def _purge_pending(self, key: Key, binding: Obj, binding_id: str, directly: set[str]) -> bool:
+        """Whether a ``Directly`` evicted cluster still holds a Work of the binding (then nothing is
+        synced); records the purge's start and, once a Work is gone, its confirmation."""
+        seen = self.purging.setdefault(key, set())
+        with_works = [
+            c
+            for c in (
+                cluster_of_execution_space(_meta(w)["namespace"]) for w in self.index.works_of(self.scope, binding_id)
+            )
+            if c is not None
+        ]
+        progress = purge_progress(directly, with_works, seen)
+        when = format_micro_time(utcnow())
+        for cluster in sorted(progress.confirmed):
+            log.info(
+                "binding=%s: workload purged from cluster %s (purgeMode Directly)", self._describe(binding), cluster
+            )
+            await self._record_both(binding, EVENT_PURGE_SUCCEED, purged_message(cluster, when))
+        if progress.started:
+            await self._record_both(
+                binding, EVENT_PURGE_PENDING, pending_message(self._describe(binding), progress.started, when)
+            )
+        seen.clear()
+        seen.update(progress.waiting)
+        if progress.waiting:
+            log.info(
+                "binding=%s: works in clusters evicted with purgeMode Directly not deleted yet (%s); not syncing",
+                self._describe(binding),
+                ", ".join(sorted(progress.waiting)),
+            )
+        return bool(progress.waiting)
+
+    async def _record_both(self, binding: Obj, reason: str, message: str) -> None:
+        for obj in (binding, template_ref(binding)):
+            await self.recorder.record(obj, "Normal", reason, message)
 
     async def _ensure_identity(self, binding: Obj) -> Obj:
         """The finalizer (ours to remove) and the permanent id (Karmada's webhook would add it)."""
@@ -555,7 +600,9 @@ class BindingController:
             raise failure
         return removed
 
-    async def _sync(self, binding: Obj, spec: ResourceBindingSpec, template: Obj, removed: int) -> None:
+    async def _sync(
+        self, binding: Obj, spec: ResourceBindingSpec, template: Obj, removed: int, directly: set[str]
+    ) -> None:
         targets = target_clusters(spec)
         completions = completions_by_cluster(template, spec, targets)
         cops = self.cops.items()
@@ -607,7 +654,7 @@ class BindingController:
                 log.warning("binding=%s: %s", self._describe(binding), warning)
             renders.append((target.name, rendered))
 
-        async def write(rendered: RenderedWork) -> bool | KubeError:
+        async def write(rendered: RenderedWork) -> str | KubeError | None:
             await asyncio.sleep(0)  # a Work already as rendered is compared without suspending: let others run
             try:
                 return await self._write_work(binding, rendered)
@@ -622,6 +669,11 @@ class BindingController:
                 continue
             if outcome:
                 written += 1
+                if outcome == "created" and directly:
+                    # the new copy, created only now that the Directly evicted clusters hold no Work
+                    when = format_micro_time(utcnow())
+                    message = created_message(rendered.namespace, rendered.name, cluster_name, when, directly)
+                    await self._record_both(binding, EVENT_CREATE_WORK_SUCCEED, message)
                 for policy in rendered.applied_policies():
                     await self.recorder.record(
                         template,
@@ -651,8 +703,9 @@ class BindingController:
             for obj in (binding, template):
                 await self.recorder.record(obj, "Normal", EVENT_SYNC_WORK_SUCCEED, message)
 
-    async def _write_work(self, binding: Obj, rendered: RenderedWork) -> bool:
-        """Create or update the Work when it differs from the stored one; True when written."""
+    async def _write_work(self, binding: Obj, rendered: RenderedWork) -> str | None:
+        """Create or update the Work when it differs from the stored one: "created" or "updated"
+        when written, else None."""
         existing = self.works.get(rendered.name, rendered.namespace)
         for attempt in range(WRITE_ATTEMPTS):
             if existing is not None and _meta(existing).get("deletionTimestamp"):
@@ -663,10 +716,10 @@ class BindingController:
                     rendered.namespace,
                     rendered.name,
                 )
-                return False
+                return None
             desired = desired_work(existing, rendered, str(uuid.uuid4()))
             if not work_changed(existing, desired):
-                return False
+                return None
             try:
                 async with self.write_gate:
                     if existing is None:
@@ -680,16 +733,17 @@ class BindingController:
                 raise
             self.works.store(stored)
             self.index.add(stored)
+            done = "created" if existing is None else "updated"
             log.info(
                 "binding=%s: %s work %s/%s (cluster %s)",
                 self._describe(binding),
-                "created" if existing is None else "updated",
+                done,
                 rendered.namespace,
                 rendered.name,
                 rendered.cluster,
             )
-            return True
-        return False
+            return done
+        return None
 
     async def _record_override_condition(self, binding: Obj, failures: list[str]) -> None:
         """``OverridesApplied``: False with the failures; True again once they are fixed;
