@@ -28,6 +28,11 @@ bindings run on every cluster event) writes nothing, so neither
 is set to the generation our own ``spec.clusters`` patch produced, so that patch
 does not need a second status write when its watch event comes back.
 
+Fail safe on a Cluster that does not parse (a field value this model refuses): it is
+scheduled against as its last valid version; one never parsed is left out of new
+decisions, and a binding already placed on it keeps its result until it parses or
+is deleted. An ``InvalidCluster`` Warning event on the Cluster says so, once per version.
+
 Each scheduling run counts in Karmada's ``karmada_scheduler_schedule_attempts_total``
 and ``karmada_scheduler_e2e_scheduling_duration_seconds`` (result
 ``scheduled``/``error``; ``ScaleSchedule`` when only the replicas changed).
@@ -45,6 +50,7 @@ initial list enqueues every binding and the dequeue checks decide again.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import time
@@ -98,6 +104,7 @@ Key = tuple[str, str]
 CONFLICT_RETRIES = 5
 REASON_SUCCEED = "ScheduleBindingSucceed"
 REASON_FAILED = "ScheduleBindingFailed"
+REASON_INVALID_CLUSTER = "InvalidCluster"
 
 
 def binding_key(obj: Obj) -> Key:
@@ -151,6 +158,13 @@ class SchedulerController:
         # ``changes`` count: rebuilt when a Cluster changed, not for every binding
         self._ordered: tuple[int, list[ClusterSnapshot], frozenset[str]] | None = None
         self._failures: dict[Key, int] = {}  # retryable failures in a row, for the backoff
+        # Clusters the cache holds that do not parse (a newer Karmada wrote a field this model
+        # refuses, say): name -> (resourceVersion, error). The last good snapshot stands in for
+        # such a cluster; one never parsed is ``unreadable``, and bindings placed on it keep
+        # their result (``_blocked``) until it parses or goes, instead of being moved off it
+        self._invalid: dict[str, tuple[str, str]] = {}
+        self._reported: dict[str, str] = {}  # name -> the invalid resourceVersion already reported
+        self._blocked: dict[str, set[Key]] = {}
 
     # -- caches ----------------------------------------------------------------
     def _informer(self, key: Key) -> Informer:
@@ -172,29 +186,71 @@ class SchedulerController:
         return snap
 
     def cluster_snapshots(self) -> list[ClusterSnapshot]:
-        """Every cached Cluster's snapshot, by name; a Cluster that does not parse is left out
-        (and logged once per version). The list is shared: callers must not change it."""
+        """Every cached Cluster's snapshot, by name. A Cluster that does not parse counts as its
+        last good version (fail safe: it does not vanish, so Duplicated bindings keep it); one
+        that never parsed is left out and named by :meth:`unreadable_clusters`. The list is
+        shared: callers must not change it."""
         return self._current()[1]
 
     def deleting_clusters(self) -> frozenset[str]:
         return self._current()[2]
+
+    def unreadable_clusters(self) -> frozenset[str]:
+        """Cached Clusters that do not parse and have no last good version."""
+        self._current()
+        return frozenset(name for name in self._invalid if name not in self._snapshots)
 
     def _current(self) -> tuple[int, list[ClusterSnapshot], frozenset[str]]:
         changes = self.clusters.changes
         if self._ordered is not None and self._ordered[0] == changes:
             return self._ordered
         snapshots = []
+        invalid: dict[str, tuple[str, str]] = {}
         for obj in self.clusters.items():
+            meta = obj.get("metadata") or {}
+            name = str(meta.get("name") or "")
             try:
                 snapshots.append(self.snapshot(obj))
             except APIValidationError as exc:
-                log.warning("cluster %s is not valid, not considered: %s", obj["metadata"].get("name"), exc)
+                version = str(meta.get("resourceVersion") or "")
+                invalid[name] = (version, str(exc))
+                held = self._snapshots.get(name)
+                if self._invalid.get(name, ("",))[0] != version:  # once per version
+                    log.warning(
+                        "cluster %s is not valid (%s); %s",
+                        name,
+                        exc,
+                        "its last valid version is used" if held else "bindings placed on it keep their result",
+                    )
+                if held is not None:
+                    snapshots.append(held[1])
+        self._invalid = invalid
         snapshots.sort(key=lambda s: s.name)
         present = {s.name for s in snapshots}
         for gone in [name for name in self._snapshots if name not in present]:
-            del self._snapshots[gone]  # deleted (or no longer valid) clusters
+            del self._snapshots[gone]  # deleted clusters
+        for fixed in [name for name in self._reported if name not in invalid]:
+            del self._reported[fixed]
         self._ordered = (changes, snapshots, frozenset(s.name for s in snapshots if s.deleting))
         return self._ordered
+
+    async def _report_invalid(self) -> None:
+        """A Warning event on each Cluster that does not parse, once per version."""
+        for name, (version, error) in sorted(self._invalid.items()):
+            if self._reported.get(name) == version:
+                continue
+            self._reported[name] = version
+            obj = self.clusters.get(name)
+            if obj is None:
+                continue
+            kept = "its last valid version is used" if name in self._snapshots else "bindings on it keep their result"
+            message = f"cluster {name} cannot be read by the scheduler ({error}); {kept}"
+            await self.recorder.record(
+                {**obj, "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster"},
+                "Warning",
+                REASON_INVALID_CLUSTER,
+                message,
+            )
 
     # -- event handlers (informer tasks) ------------------------------------------
     def on_binding(self, kind: str, obj: Obj, old: Obj | None) -> list[Key]:
@@ -216,18 +272,25 @@ class SchedulerController:
         name = (obj.get("metadata") or {}).get("name") or ""
         if kind == "DELETED":
             self._snapshots.pop(name, None)
-            return []
-        if not cluster_event_needs_requeue(kind, obj, old) or old is None:
-            return []
+            return sorted(self._blocked.pop(name, set()))
+        held = self._snapshots.get(name)
         try:
             new = self.snapshot(obj).cluster
-            keys = self.index.affected(new)
-            if not (obj["metadata"].get("deletionTimestamp") and not old["metadata"].get("deletionTimestamp")):
-                # a cluster that stopped matching concerns the bindings it matched before
-                keys |= self.index.affected(Cluster.from_dict(old))
         except APIValidationError as exc:
             log.warning("cluster %s is not valid: %s", name, exc)
+            # the bindings on its last valid version look again: they keep it, and say why
+            return sorted(self.index.affected(held[1].cluster)) if held is not None else []
+        waiting = self._blocked.pop(name, set())  # bindings that waited for it to parse again
+        if (not cluster_event_needs_requeue(kind, obj, old) or old is None) and not waiting:
             return []
+        keys = waiting | self.index.affected(new)
+        newly_deleting = obj["metadata"].get("deletionTimestamp") and not (old or obj)["metadata"].get(
+            "deletionTimestamp"
+        )
+        if old is not None and not newly_deleting:
+            # a cluster that stopped matching concerns the bindings it matched before
+            with contextlib.suppress(APIValidationError):  # unparsed before: it placed no binding
+                keys |= self.index.affected(Cluster.from_dict(old))
         if keys:
             log.info("cluster %s changed: requeueing %d binding(s)", name, len(keys))
         return sorted(keys)
@@ -258,6 +321,16 @@ class SchedulerController:
             return None
         snapshots = self.cluster_snapshots()
         deleting = self.deleting_clusters()
+        await self._report_invalid()
+        unreadable = sorted({c.name for c in spec.clusters or []} & self.unreadable_clusters())
+        if unreadable:
+            # fail safe: a cluster we cannot read is not a cluster that is gone
+            for name in unreadable:
+                self._blocked.setdefault(name, set()).add(key)
+            message = f"cluster(s) {', '.join(unreadable)} cannot be read; the previous scheduling result is kept"
+            log.warning("%s: %s", what, message)
+            await self._record(obj, spec, None, message)
+            return None
         annotations = obj["metadata"].get("annotations") or {}
         placement = (obj.get("spec") or {}).get("placement")
         reason = schedule_reason(placement, annotations.get(APPLIED_PLACEMENT_ANNOTATION), spec, status, deleting)

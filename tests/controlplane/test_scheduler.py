@@ -513,3 +513,84 @@ async def test_the_sorted_cluster_snapshots_are_rebuilt_only_when_a_cluster_chan
 
 async def _gone(clusters: Informer, name: str) -> bool:
     return clusters.get(name) is None
+
+
+SYNC_MODE_ENUM = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/syncMode/enum"
+
+
+def test_a_cluster_that_stops_parsing_keeps_its_place(env: PullMode) -> None:
+    """A newer Karmada's CRD lets a Cluster carry a value this scheduler's model refuses: the
+    cluster counts as its last valid version (it does not vanish, so a Duplicated binding is
+    not moved off it and the member's workloads stay), and a Warning says why."""
+    placement = {
+        "clusterAffinity": {"clusterNames": ["member1", "member2", "member3"]},
+        "replicaScheduling": {"replicaSchedulingType": "Duplicated"},
+    }
+    name = create(env.admin, binding("skewed", placement))
+    obj = wait_for(lambda: scheduled(env.admin, name), what="skewed scheduled")
+    assert targets(obj) == {"member1": None, "member2": None}  # member3's taint is not tolerated
+    patch = [{"op": "add", "path": f"{SYNC_MODE_ENUM}/-", "value": "Hybrid"}]
+    env.admin("patch", "crd", "clusters.cluster.karmada.io", "--type=json", "-p", json.dumps(patch))
+    try:
+        env.admin("patch", "cluster", "member2", "--type=merge", "-p", '{"spec":{"syncMode":"Hybrid"}}')
+        warning = wait_for(
+            lambda: (
+                [e for e in events(env.admin, "Cluster", "member2") if e["reason"] == "InvalidCluster"]
+                or [
+                    e
+                    for e in json.loads(env.admin("get", "events", "-A", "-o", "json").stdout)["items"]
+                    if e["involvedObject"]["kind"] == "Cluster"
+                    and e["involvedObject"]["name"] == "member2"
+                    and e["reason"] == "InvalidCluster"
+                ]
+            ),
+            what="the InvalidCluster event",
+        )
+        assert warning[0]["type"] == "Warning" and "its last valid version is used" in warning[0]["message"]
+        # a new generation must be scheduled now: member3 tolerated, member2 still there
+        env.admin(
+            "patch", RB, name, "-n", "default", "--type=merge",
+            "-p", json.dumps({"spec": {"placement": {"clusterTolerations": [{**TAINT, "operator": "Equal"}]}}}),
+        )  # fmt: skip
+        obj = wait_for(lambda: scheduled(env.admin, name), what="skewed rescheduled")
+        assert targets(obj) == {"member1": None, "member2": None, "member3": None}
+    finally:
+        env.admin("patch", "cluster", "member2", "--type=merge", "-p", '{"spec":{"syncMode":"Pull"}}')
+        restore = [{"op": "remove", "path": f"{SYNC_MODE_ENUM}/2"}]
+        env.admin("patch", "crd", "clusters.cluster.karmada.io", "--type=json", "-p", json.dumps(restore))
+
+
+async def test_a_cluster_never_read_holds_the_bindings_placed_on_it(env: PullMode) -> None:
+    """A Cluster that has not parsed once (the scheduler started after it changed) is left out of
+    new decisions, but a binding already placed on it keeps its result rather than losing it."""
+    async with KubeClient(from_kubeconfig(env.kubeconfig)) as client:
+        clusters = Informer(client, CLUSTERS)
+        bindings = Informer(client, RESOURCE_BINDINGS)
+        recorder = EventRecorder(client, "test")
+        scheduler = SchedulerController(
+            client, bindings, Informer(client, CLUSTER_RESOURCE_BINDINGS), clusters, recorder
+        )
+        good = cluster("far", labels={"env": "prod"}, apis=APIS).to_dict()
+        good["metadata"]["resourceVersion"] = "1"
+        bad = json.loads(json.dumps(good))
+        bad["spec"]["syncMode"] = "Hybrid"
+        bad["metadata"]["resourceVersion"] = "2"
+        clusters.store(bad)
+        assert [s.name for s in scheduler.cluster_snapshots()] == []
+        assert scheduler.unreadable_clusters() == {"far"}
+        placement = {"clusterAffinity": {"clusterNames": ["far"]}, "replicaScheduling": {}}
+        body = binding("held", placement, clusters=[{"name": "far"}])
+        body["metadata"].update(generation=1, resourceVersion="5")
+        bindings.store(body)
+        assert await scheduler.reconcile(("default", body["metadata"]["name"])) is None
+        await recorder.close()
+        assert scheduler._blocked == {"far": {("default", "held-deployment")}}
+        # it parses again: the waiting binding is requeued
+        good["metadata"]["resourceVersion"] = "3"
+        assert scheduler.on_cluster("MODIFIED", good, bad) == [("default", "held-deployment")]
+        clusters.store(good)
+        assert [s.name for s in scheduler.cluster_snapshots()] == ["far"]
+        # and a later version that does not parse is replaced by this one
+        bad["metadata"]["resourceVersion"] = "4"
+        clusters.store(bad)
+        assert [s.name for s in scheduler.cluster_snapshots()] == ["far"] and not scheduler.unreadable_clusters()
