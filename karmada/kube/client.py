@@ -34,6 +34,7 @@ import aiohttp
 from karmada import metrics
 from karmada.kube.auth import Authenticator, CredentialError
 from karmada.kube.config import ClusterConfig
+from karmada.kube.fence import FENCED, WRITE_METHODS, WriteFence
 from karmada.kube.proxy import proxy_for
 from karmada.kube.resources import Resource
 
@@ -143,6 +144,8 @@ class KubeClient:
         self._watched = False
         self._companions: list[KubeClient] = []
         self._parent: KubeClient | None = None
+        # set while a leadership term writes through this client (companions have none)
+        self.fence: WriteFence | None = None
         self._use(config)
 
     def companion(self) -> KubeClient:
@@ -228,14 +231,14 @@ class KubeClient:
         401 when refreshed credentials gave a new token."""
         if self.config.tls_server_name:
             request.server_hostname = self.config.tls_server_name
-        response = await handler(request)
+        response = await self._send(request, handler)
         for _ in range(MAX_RETRIES):
             wait = retry_after(response)
             if wait is None:
                 break
             response.release()
             await asyncio.sleep(wait)
-            response = await handler(request)
+            response = await self._send(request, handler)
         if response.status != 401:
             return response
         sent = request.headers.get("Authorization", "").removeprefix("Bearer ") or None
@@ -246,7 +249,24 @@ class KubeClient:
             return response  # a new client certificate needs new connections: the next request has them
         response.release()
         request.headers["Authorization"] = f"Bearer {issued.token}"
-        return await handler(request)
+        return await self._send(request, handler)
+
+    async def _send(self, request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+        """One attempt; a write under a :class:`WriteFence` only while the Lease is held, and
+        cut off at the fence's deadline (a write waiting for a connection must not go out late)."""
+        fence = self.fence
+        if fence is None or request.method not in WRITE_METHODS:
+            return await handler(request)
+        refusal = fence.refusal(request.method, request.url.path)
+        if refusal is not None:
+            raise KubeError(0, FENCED, refusal)
+        try:
+            async with asyncio.timeout(fence.remaining()):
+                return await handler(request)
+        except TimeoutError:
+            if fence.remaining() > 0:
+                raise
+            raise KubeError(0, FENCED, fence.refusal(request.method, request.url.path) or "") from None
 
     def _headers(self, request: Request) -> dict[str, str]:
         headers = {"Accept": request.accept}

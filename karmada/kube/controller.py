@@ -73,17 +73,24 @@ class Controller(Generic[K]):
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._worker(), name=f"{self.name}-{i}") for i in range(self.workers)]
 
-    async def stop(self, grace: float = 5.0) -> None:
-        """Finish the keys already queued or in flight (for ``grace`` seconds at most), then stop."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(grace):
-                await self.queue.shutdown(drain=True)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+    async def stop(self, grace: float = 5.0, *, drain: bool = True) -> None:
+        """Finish the keys already queued or in flight (for ``grace`` seconds at most), then stop.
+
+        Without ``drain`` (a lost Lease: another leader may write already) the workers are
+        cancelled at once, a reconcile in flight included; so they are too when the drain
+        itself is cancelled."""
+        try:
+            if drain:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(grace):
+                        await self.queue.shutdown(drain=True)
+        finally:
+            await self.queue.shutdown()
+            tasks, self._tasks = self._tasks, []
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
 
     async def _worker(self) -> None:
         while True:

@@ -14,6 +14,9 @@ and the record changed on the server after the leader sent it. The leader
 counts its renew deadline from the moment it sent its last successful renewal
 and, when that passes without a new one, cancels ``lead()`` and waits for it
 to finish: ``lease_duration - renew_deadline`` before anyone can take over.
+With a :class:`~karmada.kube.fence.WriteFence`, the writes of ``lead()`` stop at
+that renew deadline, and at once when the term ends, even before its tasks have
+seen the cancellation.
 
 When leadership ends (cancellation on clean shutdown, lost renewal, or
 ``lead()`` returning) the Lease is released as client-go's ``ReleaseOnCancel``
@@ -31,10 +34,12 @@ import json
 import logging
 import math
 import random
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from karmada.kube.client import KubeClient, KubeError
+from karmada.kube.fence import WriteFence
 from karmada.kube.resources import LEASES
 
 log = logging.getLogger("karmada.kube.leaderelection")
@@ -66,6 +71,7 @@ class LeaderElector:
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
         release_on_cancel: bool = True,
+        fence: WriteFence | None = None,
     ) -> None:
         # client-go's validation: the margins the safety argument above needs
         if lease_duration <= renew_deadline:
@@ -82,6 +88,8 @@ class LeaderElector:
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
         self.release_on_cancel = release_on_cancel
+        # the leader's writes (through other clients) stop with its term: see karmada.kube.fence
+        self.fence = fence
         self.is_leader = False
         self._lease: Obj | None = None  # the Lease as last read or written
         self._observed_raw = ""
@@ -187,7 +195,7 @@ class LeaderElector:
             raise
 
     async def _write(self, lease: Obj, *, create: bool) -> None:
-        sent = self._now()
+        sent, sent_monotonic = self._now(), time.monotonic()
         if create:
             stored = await self.client.create(LEASES, lease, self.namespace)
         else:
@@ -198,6 +206,8 @@ class LeaderElector:
             log.warning("writing lease %s/%s took %.1fs", self.namespace, self.name, took)
         self._renewed_at = sent
         self._observe(stored)
+        if self.fence is not None:
+            self.fence.extend(sent_monotonic + self.renew_deadline)
 
     async def release(self) -> bool:
         """Give the Lease up if this candidate still holds it; whether it is not held by us afterwards."""
@@ -281,6 +291,8 @@ class LeaderElector:
             await self._keep(work)
         finally:
             self.is_leader = False
+            if self.fence is not None:
+                self.fence.revoke()  # before the cancel reaches lead(): its writes stop now
             work.cancel()
             await asyncio.wait({work})
             if self.release_on_cancel:

@@ -100,6 +100,25 @@ class Supervisor:
         failure = await asyncio.shield(self._failed())
         raise failure
 
+    async def wait_until(self, stop: asyncio.Event | None) -> None:
+        """Until ``stop`` is set (returns) or cancelled; raises :class:`TaskFailed` as :meth:`wait`."""
+        loop = asyncio.get_running_loop()
+        failed = loop.create_task(self.wait())
+        waits: set[asyncio.Task[None]] = {failed}
+        if stop is not None:
+            waits.add(loop.create_task(self._stopped(stop)))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+        if failed.done() and not failed.cancelled():
+            failed.result()
+
+    @staticmethod
+    async def _stopped(stop: asyncio.Event) -> None:
+        await stop.wait()
+
     async def stop(self) -> None:
         """Cancel every task and wait until all have finished."""
         tasks = list(self._tasks.values())
