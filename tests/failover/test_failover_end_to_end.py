@@ -6,7 +6,9 @@ objects deleted."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from karmada.timestamps import parse_time
 from localkube.simulation import SimulationConfig
 from tests.failover.flow import FAILOVER_FLAGS, MEMBERS, Bed, deployment, policy, selector, unready_in
 from tests.pullmode import PullMode, wait_for
@@ -305,6 +308,91 @@ def test_application_failover_moves_an_unhealthy_workload_with_its_state(bed: Be
     finally:
         bed.admin("delete", "overridepolicy", "flink-unready", "--ignore-not-found")
         clean(bed, "flink")
+
+
+MICRO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def binding_events(bed: Bed, binding: str) -> dict[str, list[dict[str, Any]]]:
+    """The binding's events by reason, as ``kubectl get events`` lists them."""
+    found = json.loads(
+        bed.admin(
+            "get", "events", "-n", "default", "-o", "json", f"--field-selector=involvedObject.name={binding}"
+        ).stdout
+    )["items"]
+    by_reason: dict[str, list[dict[str, Any]]] = {}
+    for event in found:
+        if event["involvedObject"]["kind"] == "ResourceBinding":
+            by_reason.setdefault(event["reason"], []).append(event)
+    return by_reason
+
+
+def stamped(event: dict[str, Any]) -> datetime.datetime:
+    """The time to the microsecond an event's message carries."""
+    match = MICRO_TIME.search(event["message"])
+    assert match, event["message"]
+    return parse_time(match.group(0))
+
+
+def test_application_failover_directly_creates_the_new_copy_after_the_old_one_is_gone(bed: Bed) -> None:
+    """A finalizer on the old copy holds it terminating in member1: while it is there, member2 gets
+    neither a Work nor a Deployment; once it goes, the binding's events say, in order, that the old
+    copy is confirmed gone and that the new Work was created."""
+    failover = {"application": {"decisionConditions": {"tolerationSeconds": 10}, "purgeMode": "Directly"}}
+    stream_policy = policy("stream", [selector("Deployment", "stream")], propagateDeps=True, failover=failover)
+    placement = stream_policy["spec"]["placement"]
+    del placement["clusterAffinity"]
+    placement["clusterAffinities"] = [
+        {"affinityName": "primary", "clusterNames": ["member1"]},
+        {"affinityName": "backup", "clusterNames": ["member2"]},
+    ]
+    old, new, hold = bed.members["member1"], "member2", "example.io/hold"
+    try:
+        bed.apply(unready_in("stream", ["member1"]), deployment("stream"), stream_policy)
+        wait_for(lambda: bed.in_member("member1", "deployment", "stream"), timeout=30, what="stream in member1")
+        old("patch", "deployment", "stream", "--type=merge", "-p", json.dumps({"metadata": {"finalizers": [hold]}}))
+        tasks = wait_for(lambda: bed.tasks("stream-deployment"), timeout=60, what="an ApplicationFailure task")
+        assert (tasks[0]["fromCluster"], tasks[0]["purgeMode"]) == ("member1", "Directly"), tasks
+
+        def terminating() -> bool:
+            found = bed.in_member("member1", "deployment", "stream") or {}
+            return bool((found.get("metadata") or {}).get("deletionTimestamp"))
+
+        wait_for(terminating, timeout=30, what="the old copy terminating in member1 (held by its finalizer)")
+        wait_for(lambda: bed.targets("stream-deployment") == [new], timeout=30, what="member2 scheduled")
+        wait_for(
+            lambda: binding_events(bed, "stream-deployment").get("PurgeWorkloadFromClusterPending"),
+            timeout=30,
+            what="the binding controller waiting for the purge",
+        )
+        # the old copy is still there: the new one has neither a Work nor a member object
+        works = json.loads(bed.admin("get", "works", "-n", f"karmada-es-{new}", "-o", "json").stdout)["items"]
+        assert not [w for w in works if w["metadata"]["name"].startswith("stream-")], works
+        assert bed.in_member(new, "deployment", "stream") is None
+        assert terminating()
+        old("patch", "deployment", "stream", "--type=merge", "-p", json.dumps({"metadata": {"finalizers": None}}))
+        created = wait_for(lambda: bed.in_member(new, "deployment", "stream"), timeout=60, what="the new copy")
+        assert bed.in_member("member1", "deployment", "stream") is None
+
+        def ordered_events() -> dict[str, list[dict[str, Any]]] | None:
+            events = binding_events(bed, "stream-deployment")
+            wanted = ("PurgeWorkloadFromClusterPending", "PurgeWorkloadFromClusterSucceed", "CreateWorkSucceed")
+            return events if all(events.get(reason) for reason in wanted) else None
+
+        events = wait_for(ordered_events, timeout=30, what="the purge and creation events")
+        (pending,) = events["PurgeWorkloadFromClusterPending"]
+        (purged,) = events["PurgeWorkloadFromClusterSucceed"]
+        (work,) = events["CreateWorkSucceed"]
+        assert "member1" in pending["message"] and "Purge workload from cluster member1 succeed" in purged["message"]
+        assert f"for cluster {new} succeed" in work["message"] and "purged from member1" in work["message"]
+        assert stamped(pending) < stamped(purged) < stamped(work), (pending, purged, work)
+        assert parse_time(purged["firstTimestamp"]) <= parse_time(work["firstTimestamp"])
+        # the member object of the new copy was made after the old one was confirmed gone
+        assert parse_time(created["metadata"]["creationTimestamp"]) >= stamped(purged).replace(microsecond=0)
+    finally:
+        old("patch", "deployment", "stream", "--type=merge", "-p", '{"metadata":{"finalizers":null}}', check=False)
+        bed.admin("delete", "overridepolicy", "stream-unready", "--ignore-not-found")
+        clean(bed, "stream")
 
 
 def test_agent_back_after_an_outage_applies_the_current_works_and_deletes_only_deleted_ones(bed: Bed) -> None:
