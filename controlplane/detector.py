@@ -427,18 +427,22 @@ class Detector:
         if claim is not None:
             policy_key = self._claim_policy(claim)
             raw = _get(self.pps if not claim.cluster_wide else self.cpps, policy_key[2], policy_key[1])
-            if raw is None:
-                # the policy is gone but its claim stayed (deleted before the claim reached our cache)
-                await self._release(template, claim.cluster_wide, claim.permanent_id)
-                return None
-            if raw["metadata"].get("deletionTimestamp"):
+            if raw is not None and raw["metadata"].get("deletionTimestamp"):
                 return DELETING_POLICY_RETRY  # its reconcile releases the template first
-            policy = self._policy(policy_key)
-            if policy is None:
+            if raw is not None:
+                policy = self._policy(policy_key)
+                if policy is None:
+                    return None
+                if selectors_priority(template, policy.model.spec.resource_selectors) == ImplicitPriority.MISMATCH:
+                    return None  # the policy's own reconcile releases templates it no longer selects
+                return await self._apply(template, policy, user_change)
+            # the policy is gone but its claim stayed (deleted without its finalizer, or before the
+            # claim reached our cache): release, then match at once with the remaining policies
+            # (the echo of our write is not reconciled, and no other event would bring it back)
+            await self._release(template, claim.cluster_wide, claim.permanent_id)
+            template = self._template(key)
+            if template is None or claim_of(template) is not None:
                 return None
-            if selectors_priority(template, policy.model.spec.resource_selectors) == ImplicitPriority.MISMATCH:
-                return None  # the policy's own reconcile releases templates it no longer selects
-            return await self._apply(template, policy, user_change)
         namespace = template["metadata"].get("namespace", "")
         match = match_policy(
             template, self._namespace_policies(namespace) if namespace else [], self._cluster_policies()

@@ -580,3 +580,31 @@ def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmad
     assert karmada.controlplane is not None
     log = karmada.controlplane.log
     wait_for(lambda: b"no policy selects Secret in v1 any more" in log.read_bytes(), what="the Secret watch to end")
+
+
+def test_a_template_whose_policy_vanished_is_matched_again_at_once(karmada: PullMode) -> None:
+    """A policy gone without its finalizer (removed by hand while the detector was down) leaves
+    its claim on the template: the detector releases it and the remaining policy takes it
+    in the same pass (nothing else would bring the template back)."""
+    selector = [{"apiVersion": "v1", "kind": "ServiceAccount", "name": "robot"}]
+    apply(
+        karmada,
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot", "namespace": "default"}},
+        policy("robot-high", selector, priority=10),
+        policy("robot-low", selector, priority=1),
+    )
+    rb = wait_for(lambda: rb_of(karmada, "robot-serviceaccount"), what="the ServiceAccount's binding")
+    assert annos(rb)[PP_NAME] == "robot-high"
+    assert karmada.controlplane is not None
+    karmada.controlplane.stop()
+    karmada.admin(
+        "patch", "pp", "robot-high", "-n", "default", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'
+    )
+    karmada.admin("delete", "pp", "robot-high", "-n", "default", "--wait=true", "--timeout=20s")
+    karmada.start_controlplane("--controllers=detector,binding", "--feature-gates=PropagationPolicyPreemption=true")
+    low = wait_for(lambda: labels(get(karmada, "pp", "robot-low", "-n", "default")).get(PP_ID), what="robot-low")
+    wait_for(
+        lambda: labels(get(karmada, "sa", "robot", "-n", "default")).get(PP_ID) == low,
+        what="robot-low to claim the ServiceAccount",
+    )
+    wait_for(lambda: annos(rb_of(karmada, "robot-serviceaccount")).get(PP_NAME) == "robot-low", what="the binding")
