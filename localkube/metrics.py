@@ -66,12 +66,22 @@ class Histogram:
         return found
 
 
+_WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
 class RequestMetrics:
     """Counts answered resource requests."""
 
     def __init__(self) -> None:
         self._counts: Counter[LabelSet] = Counter()
         self._durations: dict[DurationLabels, Histogram] = {}
+        self._user_writes: Counter[str] = Counter()
+
+    def observe_user(self, user: str, info: RequestInfo, code: int) -> None:
+        """A write ``user`` made (answered below 400): who changed the store, as kube-apiserver's
+        audit log tells (leader-election tests count a stepped-down leader's writes by it)."""
+        if info.is_resource and info.verb in _WRITES and code < 400:
+            self._user_writes[user] += 1
 
     def observe(self, info: RequestInfo, code: int, apply: bool = False, seconds: float | None = None) -> None:
         if not info.is_resource or not info.resource:
@@ -114,7 +124,30 @@ class RequestMetrics:
                 f'subresource="{subresource}",verb="{verb}",version="{version}"'
             )
             lines += histogram.lines("apiserver_request_duration_seconds", labels)
+        lines += [
+            "# HELP localkube_user_writes_total Counter of the resource writes (create, update, patch, delete)"
+            " each user made that the server accepted.",
+            "# TYPE localkube_user_writes_total counter",
+        ]
+        for user, count in sorted(self._user_writes.items()):
+            lines.append(f'localkube_user_writes_total{{user="{_escape(user)}"}} {count}')
         return "\n".join(lines) + "\n"
+
+
+def _escape(value: str) -> str:
+    """A Prometheus label value (backslash, quote and newline escaped)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def parse_user_writes(text: str) -> dict[str, int]:
+    """The ``localkube_user_writes_total`` samples of a ``/metrics`` text, by user."""
+    found: dict[str, int] = {}
+    for line in text.splitlines():
+        if line.startswith('localkube_user_writes_total{user="'):
+            labels, _, value = line.rpartition(" ")
+            user = labels.removeprefix('localkube_user_writes_total{user="').removesuffix('"}')
+            found[user.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")] = int(float(value))
+    return found
 
 
 def _bound(value: float) -> str:

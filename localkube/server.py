@@ -74,6 +74,7 @@ from localkube.watch import Watches, watch_options
 
 # what a request addressed, kept for the request counters once it is answered
 REQUEST_INFO = web.RequestKey("info", RequestInfo)
+REQUEST_USER = web.RequestKey("user", str)  # who made the request (after impersonation)
 log = logging.getLogger("localkube")
 
 Obj = dict[str, Any]
@@ -354,6 +355,9 @@ class LocalKube:
         if info is not None:
             applying = request.headers.get("Content-Type", "").startswith("application/apply-patch")
             self.metrics.observe(info, response.status, applying, elapsed)
+            user = request.get(REQUEST_USER)
+            if user is not None:
+                self.metrics.observe_user(user, info, response.status)
             if elapsed >= SLOW_REQUEST and info.verb != "watch":
                 # kube-apiserver's trace of a long request: what waited, for whom, how long
                 log.warning(
@@ -459,6 +463,7 @@ class LocalKube:
         info = proxy.connect_info(parse_request(path, request.method, request.query))
         request[REQUEST_INFO] = info
         identity = impersonate(request.headers, self._authenticate(request), self.authorizer)
+        request[REQUEST_USER] = identity.user
         async with self.flow.seat(identity.user, identity.groups, info):
             return await self._serve(request, info, identity)
 

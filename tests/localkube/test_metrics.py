@@ -14,6 +14,7 @@ from localkube.metrics import (
     minus,
     parse_request_durations,
     parse_request_totals,
+    parse_user_writes,
     quantile,
 )
 from localkube.requestinfo import parse_request
@@ -42,6 +43,17 @@ def test_every_answered_request_is_counted_with_its_code(admin: Kubectl) -> None
     assert grew("POST", "409") == 1
     assert grew("PATCH", "200") == 1
     assert grew("APPLY", "200") == 1
+
+
+def test_accepted_writes_are_counted_per_user(admin: Kubectl, as_user: UserFactory) -> None:
+    writer = as_user("metrics-writer", ["system:masters"])
+    before = parse_user_writes(admin("get", "--raw", "/metrics").stdout)
+    writer("create", "configmap", "per-user-probe", "--from-literal=a=1")
+    writer("create", "configmap", "per-user-probe", "--from-literal=a=1", check=False)  # 409: nothing written
+    writer("get", "configmap", "per-user-probe")  # a read
+    writer("delete", "configmap", "per-user-probe")
+    after = parse_user_writes(admin("get", "--raw", "/metrics").stdout)
+    assert after["metrics-writer"] - before.get("metrics-writer", 0) == 2
 
 
 def test_metrics_need_the_non_resource_permission(as_user: UserFactory) -> None:
