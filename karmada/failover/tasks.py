@@ -7,16 +7,19 @@ dropped; a task is dropped when the binding is scheduled
 (``schedulerObservedGeneration == generation``) and every cluster of
 ``spec.clusters`` has an aggregated status that is Healthy.
 
-One rule beyond Karmada: while the binding has no target cluster at all, a
+Two rules beyond Karmada: while the binding has no target cluster at all, a
 timed-out task is kept, since dropping it would delete the only copy of the
-workload (the scheduler found nowhere else for it).
+workload (the scheduler found nowhere else for it); and a timed-out
+``Directly`` task is kept while its cluster still holds the binding's Work
+(``purging``), since dropping it would let the binding controller create the
+new copy while the old one still runs (Karmada drops it).
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +34,8 @@ class TaskAssessment:
     evicted: list[str]  # clusters whose task is done (their Works become orphans)
     # clusters whose task outlived its grace period but stays because nothing else serves the workload
     held: list[str] = field(default_factory=list)
+    # clusters whose Directly task outlived its grace period but stays until their Work is gone
+    purging: list[str] = field(default_factory=list)
 
 
 def _timeout(task: Mapping[str, Any], default: float) -> float:
@@ -43,8 +48,11 @@ def _all_healthy(clusters: Sequence[Mapping[str, Any]], statuses: Sequence[Mappi
     return all(health.get(c.get("name")) == "Healthy" for c in clusters)
 
 
-def assess_tasks(binding: Mapping[str, Any], now: datetime.datetime, timeout: float) -> TaskAssessment:
-    """The tasks to keep and the clusters evicted for good."""
+def assess_tasks(
+    binding: Mapping[str, Any], now: datetime.datetime, timeout: float, purging: Collection[str] = ()
+) -> TaskAssessment:
+    """The tasks to keep and the clusters evicted for good; ``purging``: the clusters that still
+    hold a Work of the binding."""
     spec = binding.get("spec") or {}
     status = binding.get("status") or {}
     clusters = spec.get("clusters") or []
@@ -65,6 +73,10 @@ def assess_tasks(binding: Mapping[str, Any], now: datetime.datetime, timeout: fl
         if expired and not clusters:
             result.kept.append(task)
             result.held.append(task["fromCluster"])
+            continue
+        if expired and task.get("purgeMode") == "Directly" and task["fromCluster"] in purging:
+            result.kept.append(task)
+            result.purging.append(task["fromCluster"])
             continue
         if expired or healthy:
             result.evicted.append(task["fromCluster"])

@@ -352,6 +352,27 @@ def test_assess_tasks(obj: Obj, kept: list[str], evicted: list[str], held: list[
     assert all(t.get("creationTimestamp") for t in result.kept)
 
 
+@pytest.mark.parametrize(
+    ("tasks", "purging", "kept", "evicted", "kept_purging"),
+    [
+        # a Directly task past its grace period stays while its cluster holds the binding's Work
+        ([task("m1", ago(601), purgeMode="Directly")], {"m1"}, ["m1"], [], ["m1"]),
+        ([task("m1", ago(601), purgeMode="Directly")], set(), [], ["m1"], []),  # its Work gone: dropped
+        ([task("m1", ago(601), purgeMode="Gracefully")], {"m1"}, [], ["m1"], []),  # Gracefully: dropped as before
+        ([task("m1", ago(10), purgeMode="Directly")], {"m1"}, ["m1"], [], []),  # not timed out: simply kept
+        # another cluster's Work does not hold it
+        ([task("m1", ago(601), purgeMode="Directly")], {"m3"}, [], ["m1"], []),
+    ],
+)
+def test_assess_tasks_keeps_a_directly_task_until_its_work_is_gone(
+    tasks: list[Obj], purging: set[str], kept: list[str], evicted: list[str], kept_purging: list[str]
+) -> None:
+    result = assess_tasks(binding(tasks, ["m2"], {}), NOW, 600, purging)
+    assert [t["fromCluster"] for t in result.kept] == kept
+    assert result.evicted == evicted
+    assert result.purging == kept_purging
+
+
 def test_next_retry() -> None:
     tasks = [task("a", ago(10)), task("b", ago(10), gracePeriodSeconds=30), task("c", ago(1), suppressDeletion=True)]
     assert next_retry(tasks, 600, NOW) == 20.0
