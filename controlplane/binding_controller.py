@@ -133,7 +133,6 @@ CLUSTER_OVERRIDE_POLICIES = Resource(
     "policy.karmada.io", "v1alpha1", "clusteroverridepolicies", "ClusterOverridePolicy", False
 )
 DIRECTLY_PURGE_REQUEUE = 5.0  # Karmada's requeueIntervalForDirectlyPurge
-TEMPLATE_SYNC_TIMEOUT = 30.0
 UNKNOWN_KIND_REQUEUE = 60.0
 WRITE_ATTEMPTS = 3
 MESSAGE_LIMIT = 4096
@@ -251,30 +250,34 @@ class Models(Generic[M]):
 
 
 class Templates:
-    """Resource templates from the shared informer of their kind (started on first use)."""
+    """Resource templates, from the detector's cache of their kind when it holds one, else from
+    the API. Never a reader of that cache itself: a kind no policy selects any more stops being
+    watched (a released template's binding still gets its Works, with a GET each time)."""
 
     def __init__(self, client: KubeClient, informers: InformerFactory, mapper: ResourceMapper) -> None:
         self.client = client
         self.informers = informers
         self.mapper = mapper
-        self._known: dict[tuple[str, str], Informer] = {}
+        self._resources: dict[tuple[str, str], Resource] = {}  # resolved kinds
+
+    def _informer(self, api_version: str, kind: str) -> Informer | None:
+        resource = self._resources.get((api_version, kind))
+        return self.informers.existing(resource) if resource is not None else None
 
     def cached(self, api_version: str, kind: str, name: str, namespace: str) -> Obj | None:
         """The cached template, only if its kind's cache is running already."""
-        informer = self._known.get((api_version, kind))
+        informer = self._informer(api_version, kind)
         found = None if informer is None else informer.get(name, namespace)
         return None if found is None else {**found, "apiVersion": api_version, "kind": kind}
 
     async def get(self, reference: ObjectReference) -> Obj | None:
-        """A copy of the template; from the API when the cache is behind the binding's reference."""
+        """A copy of the template; from the API when no cache holds it or the cache is behind the
+        binding's reference."""
         resource = await self.mapper.resource_for(reference.api_version, reference.kind)
-        informer = self._known.get((reference.api_version, reference.kind))
-        if informer is None:
-            informer = self.informers.informer(resource)
-            await informer.wait_synced(TEMPLATE_SYNC_TIMEOUT)
-            self._known[(reference.api_version, reference.kind)] = informer
+        self._resources[(reference.api_version, reference.kind)] = resource
+        informer = self.informers.existing(resource)
         namespace = (reference.namespace or "") if resource.namespaced else ""
-        cached = informer.get(reference.name, namespace)
+        cached = informer.get(reference.name, namespace) if informer is not None else None
         version = reference.resource_version or ""
         wanted = int(version) if version.isdigit() else None
         seen = _version(cached)

@@ -66,7 +66,6 @@ Key = tuple[str, str, str]
 RB = "ResourceBinding"
 CRB = "ClusterResourceBinding"
 CONFLICT_RETRIES = 5
-TEMPLATE_SYNC_TIMEOUT = 30.0
 WORKERS = 5
 PACE_PER_ENTRY = 0.002  # seconds between two status writes of a binding, per aggregated entry
 MAX_PACE = 5.0
@@ -320,12 +319,15 @@ class BindingStatusController:
         if not self.interpreter.hook_enabled(api_version, kind, Operation.AGGREGATE_STATUS):
             return
         served = await self.mapper.resource_for(api_version, kind)
-        templates = self.informers.informer(served)  # shared; starts at once when first asked for
-        await templates.wait_synced(TEMPLATE_SYNC_TIMEOUT)
+        # the detector's cache when it watches the kind; not a reader of it (its release ends the watch)
+        templates = self.informers.existing(served)
         namespace, name = resource.get("namespace") or None, str(resource.get("name", ""))
         ref = _ref(namespace or "", name)
         statuses = [AggregatedStatusItem.from_dict(i) for i in items]
-        template = templates.get(name, namespace or "")
+        if templates is not None:
+            template = templates.get(name, namespace or "")
+        else:
+            template = await self.client.get_or_none(served, name, namespace)
         for attempt in range(CONFLICT_RETRIES):
             if template is None:
                 return  # deleted; the garbage collector removes the binding next
@@ -349,7 +351,8 @@ class BindingStatusController:
                     continue
                 await self.recorder.record(template, "Warning", "AggregateStatusFailed", exc.message)
                 raise
-            templates.store(stored)
+            if templates is not None:
+                templates.store(stored)
             log.info("%s %s: status aggregated from %d cluster(s)", kind, ref, len(items))
             await self.recorder.record(
                 stored, "Normal", "AggregateStatusSucceed", "Update Resource with AggregatedStatus successfully."

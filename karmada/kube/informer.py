@@ -150,6 +150,11 @@ class Informer:
         return tuple(self._handlers)
 
     @property
+    def synced(self) -> bool:
+        """Listed at least once since it started."""
+        return self._synced.is_set()
+
+    @property
     def running(self) -> bool:
         return self._task is not None
 

@@ -69,6 +69,14 @@ class InformerFactory:
             found.resync_period = resync_period
         return found
 
+    def existing(self, resource: Resource) -> Informer | None:
+        """The synced cache of every ``resource`` object if some reader holds one, without
+        becoming a reader (Karmada's ``IsInformerSynced`` before a lister): for controllers that
+        read templates whose kind only the detector watches, so that the detector's release
+        ends the watch. Callers read from the API when this is None."""
+        found = self._informers.get((resource.group, resource.version, resource.plural, None, ""))
+        return found if found is not None and found.synced else None
+
     def _make(
         self, key: Key, resource: Resource, namespace: str | None, label_selector: str, resync_period: float
     ) -> Informer:

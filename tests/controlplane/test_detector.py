@@ -561,7 +561,9 @@ def test_deleting_a_cluster_policy_releases_its_cluster_scoped_template(karmada:
     assert crb is not None and CPP_ID not in labels(crb) and CPP_NAME not in annos(crb)  # the binding stays
 
 
-def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmada: PullMode) -> None:
+def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(
+    karmada: PullMode, localkube: ServerThread
+) -> None:
     apply(
         karmada,
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "token", "namespace": "default"}},
@@ -580,6 +582,9 @@ def test_a_policy_deleted_while_the_detector_is_down_is_released_on_start(karmad
     assert karmada.controlplane is not None
     log = karmada.controlplane.log
     wait_for(lambda: b"no policy selects Secret in v1 any more" in log.read_bytes(), what="the Secret watch to end")
+    # and it ends: the binding controller read the template but is not a reader of the cache
+    watchers = localkube.server.store._watchers
+    wait_for(lambda: not len(watchers.get("/secrets") or ()), what="no watch of Secrets on the API server")
 
 
 def test_a_template_whose_policy_vanished_is_matched_again_at_once(karmada: PullMode) -> None:

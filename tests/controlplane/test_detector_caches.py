@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from karmada.kube import KubeClient, from_kubeconfig
+from controlplane.binding_controller import Templates
+from karmada.api.binding import ObjectReference
+from karmada.kube import KubeClient, ResourceMapper, from_kubeconfig
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.resources import CONFIGMAPS, SECRETS
 from tests.servers import ServerThread
@@ -38,5 +40,31 @@ async def test_the_last_release_stops_a_shared_cache(localkube: ServerThread, wo
             assert again is not first
             await again.wait_synced(20)
             assert calls == replayed  # nothing after its removal
+        finally:
+            await factory.stop()
+
+
+async def test_reading_templates_makes_no_reader_of_their_cache(localkube: ServerThread, workdir: Path) -> None:
+    """The binding controller reads templates from the detector's cache without counting as a
+    reader: when the detector releases the kind, the user count is zero and the watch ends."""
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        factory = InformerFactory(client)
+        templates = Templates(client, factory, ResourceMapper(client))
+        reference = ObjectReference(api_version="v1", kind="ConfigMap", namespace="default", name="kube-root-ca.crt")
+        try:
+            await factory.start(sync_timeout=20)
+            found = await templates.get(reference)  # no cache anywhere: read from the API
+            assert found is not None and found["kind"] == "ConfigMap" and len(factory) == 0
+            held = factory.informer(CONFIGMAPS)  # the detector watches the kind
+            await held.wait_synced(20)
+            assert factory.existing(CONFIGMAPS) is held
+            cached = await templates.get(reference)  # from the cache (managedFields stripped there)
+            assert cached is not None and cached["metadata"]["uid"] == found["metadata"]["uid"]
+            assert "managedFields" not in cached["metadata"]
+            assert templates.cached("v1", "ConfigMap", "kube-root-ca.crt", "default") is not None
+            await factory.release(held)  # no policy selects ConfigMaps any more
+            assert len(factory) == 0 and held._task is None
+            assert factory.existing(CONFIGMAPS) is None
+            assert templates.cached("v1", "ConfigMap", "kube-root-ca.crt", "default") is None
         finally:
             await factory.stop()
