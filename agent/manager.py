@@ -8,6 +8,12 @@ own (caches reconnect, periodic loops retry next tick), never by crashing;
 a loop that fails anyway is logged and restarted with backoff by the
 :class:`~karmada.kube.supervise.Supervisor` it runs under.
 
+A term ends as the control plane's does: on a clean shutdown (``stop`` set) the
+execution controller finishes what is queued while the Lease is still renewed; on
+a lost Lease a :class:`~karmada.kube.fence.WriteFence` on both clients (member and
+control plane) refuses every write at once and every loop is cancelled without
+draining, so two agents of one cluster never apply to its member together.
+
 Readiness (``/readyz``): registered (the Cluster object found), and, while
 leading, the caches of the Cluster and of the Works synced. An agent of a
 fleet (:mod:`agent.fleet`) is ready only while it is doing its job:
@@ -29,6 +35,7 @@ from agent.credentials import ControlPlaneCredentials
 from agent.options import Options
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
+from karmada.kube.fence import WriteFence
 from karmada.kube.resources import CLUSTERS
 from karmada.kube.supervise import Supervisor
 from karmada.members.cluster_status import ClusterStatusController
@@ -61,6 +68,8 @@ class Agent:
         self.synced = False
         self.waiting = "checking its Cluster on the control plane"  # why it is not registered yet
         self.status: ClusterStatusController | None = None  # while leading, with clusterStatus on
+        self._stop: asyncio.Event | None = None  # run()'s: set, a term drains and ends
+        self._fence: WriteFence | None = None  # the campaign's: the term's writes stop with its Lease
 
     def ready(self) -> bool:
         """Registered, and, when leading, synced."""
@@ -89,15 +98,18 @@ class Agent:
 
     async def run(self, stop: asyncio.Event) -> None:
         stopper = asyncio.get_running_loop().create_task(stop.wait())
+        self._stop = stop
         try:
             while not stop.is_set():
                 work = asyncio.get_running_loop().create_task(self._campaign())
                 await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if not work.done():
-                    work.cancel()
+                if not work.done() and not self.synced:
+                    work.cancel()  # campaigning or listing: nothing to finish
+                # running: lead() saw stop, drains and returns, the elector then releases the Lease
                 with contextlib.suppress(asyncio.CancelledError):
                     await work
         finally:
+            self._stop = None
             stopper.cancel()
 
     async def _campaign(self) -> None:
@@ -106,18 +118,24 @@ class Agent:
             await self.lead()
             return
         namespace = self.options.leader_elect_resource_namespace or execution_space(self.options.cluster_name)
+        lease = f"karmada-agent-{self.options.cluster_name}"
+        self._fence = WriteFence(f"{namespace}/{lease}")
         # the election's own connections: renewals never queue behind the agent's own requests
         async with self.control_plane.companion() as election_client:
             elector = LeaderElector(
                 election_client,
                 namespace,
-                f"karmada-agent-{self.options.cluster_name}",
+                lease,
                 self.identity,
                 lease_duration=self.options.leader_elect_lease_duration,
                 renew_deadline=self.options.leader_elect_renew_deadline,
                 retry_period=self.options.leader_elect_retry_period,
+                fence=self._fence,
             )
-            await elector.run(self.lead)
+            try:
+                await elector.run(self.lead)
+            finally:
+                self._fence = None
 
     async def _wait_for_registration(self) -> None:
         delay = 1.0
@@ -137,8 +155,13 @@ class Agent:
             delay = min(delay * 2, 60.0)
 
     async def lead(self) -> None:
-        """Run the enabled controllers until cancelled."""
+        """Run the enabled controllers until cancelled (stop at once) or until run()'s ``stop``
+        is set (drain, then return)."""
         name = self.options.cluster_name
+        fence = self._fence
+        # registration writes between terms: the fence guards only a term's writes
+        self.control_plane.fence = self.member.fence = fence
+        drain = False
         cluster = Informer(self.control_plane, CLUSTERS, field_selector=f"metadata.name={name}")
         supervisor = self.supervisor = Supervisor()
         self.leading, self.synced = True, False
@@ -178,12 +201,17 @@ class Agent:
                 )
                 supervisor.start("cert-rotation", rotator.run)
             log.info("agent for cluster %s running: %s", name, ", ".join(self.options.controllers))
-            await supervisor.wait()
+            await supervisor.wait_until(self._stop)
+            drain = True
         finally:
             self.leading = self.synced = False
             self.status = None
-            await supervisor.stop()
+            if not drain:
+                log.warning("leadership of cluster %s lost: stopping at once, without draining", name)
+            stops = [supervisor.stop()] + ([execution.stop(drain=drain)] if execution is not None else [])
+            await asyncio.gather(*stops, return_exceptions=True)
             self.supervisor = None
-            if execution is not None:
-                await execution.stop()
             await cluster.stop()
+            for client in (self.control_plane, self.member):
+                if client.fence is fence:
+                    client.fence = None

@@ -23,6 +23,15 @@ standby that never led caches nothing: which caches to keep is decided by the
 controllers' setup, which runs on election, and a fleet's standbys would
 otherwise double the watches the API server serves.
 
+How a term ends decides how it stops. A clean shutdown (``stop`` set: SIGTERM) lets
+the controllers finish what is queued, within one grace period for all, while the
+Lease is still renewed, then releases it. A lost Lease (another holder, or no
+renewal within the renew deadline) stops everything at once, as Karmada's
+controller manager exits on ``OnStoppedLeading``: a :class:`~karmada.kube.fence.WriteFence`
+on the client refuses every write from the moment the elector gives the term up
+(or its renew deadline passes), then every worker and background loop is
+cancelled together, without draining.
+
 Readiness (``/readyz``): a standby replica is ready; a leader is ready once its
 caches are synced, and not while it lists them after an election.
 """
@@ -40,6 +49,7 @@ from controlplane.controllers import enabled, setup_of
 from controlplane.options import Options
 from karmada.kube import EventRecorder, KubeClient, LeaderElector
 from karmada.kube.election_thread import run_elected
+from karmada.kube.fence import WriteFence
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.supervise import Supervisor
 
@@ -58,6 +68,8 @@ class ControlPlane:
         self.synced = False
         # the caches kept across leadership terms, while run() runs
         self.informers: InformerFactory | None = None
+        self._stop: asyncio.Event | None = None  # run()'s: set, a term drains and ends
+        self._fence: WriteFence | None = None  # the campaign's: the next term's writes stop with its Lease
 
     def ready(self) -> bool:
         """Standby, or leading with every shared cache synced."""
@@ -67,9 +79,13 @@ class ControlPlane:
         """Lead (or campaign) until ``stop`` is set."""
         stopper = asyncio.get_running_loop().create_task(stop.wait())
         self.informers = InformerFactory(self.client, self.options.resync_period)
+        self._stop = stop
         try:
             while not stop.is_set():
                 if self.options.leader_elect:
+                    self._fence = WriteFence(
+                        f"{self.options.leader_elect_resource_namespace}/{self.options.leader_elect_resource_name}"
+                    )
                     # the election on a thread and connections of its own (Karmada's leader-election
                     # client, client-go's goroutine): renewals wait neither behind the controllers'
                     # requests in one pool nor behind a controller step that holds this loop
@@ -79,11 +95,13 @@ class ControlPlane:
                 else:
                     campaign = asyncio.get_running_loop().create_task(self.lead())
                 await asyncio.wait({campaign, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if not campaign.done():
-                    campaign.cancel()
+                if not campaign.done() and not self.synced:
+                    campaign.cancel()  # campaigning or listing: nothing to finish
+                # running: lead() saw stop, drains and returns, the elector then releases the Lease
                 with contextlib.suppress(asyncio.CancelledError):
                     await campaign
         finally:
+            self._stop = self._fence = None
             stopper.cancel()
             await self.informers.stop()
             self.informers = None
@@ -97,10 +115,12 @@ class ControlPlane:
             lease_duration=self.options.leader_elect_lease_duration,
             renew_deadline=self.options.leader_elect_renew_deadline,
             retry_period=self.options.leader_elect_retry_period,
+            fence=self._fence,
         )
 
     async def lead(self) -> None:
-        """Run the enabled controllers until cancelled (one leadership term)."""
+        """Run the enabled controllers until cancelled (one leadership term: stop at once) or
+        until run()'s ``stop`` is set (drain, then return)."""
         # called outside run() (tests), a term keeps its caches for itself
         shared = (
             self.informers if self.informers is not None else InformerFactory(self.client, self.options.resync_period)
@@ -116,6 +136,8 @@ class ControlPlane:
         controllers = [c for setup in dict.fromkeys(map(setup_of, names)) for c in setup(context)]
         supervisor = self.supervisor = Supervisor()
         self.leading, self.synced = True, False
+        fence = self.client.fence = self._fence
+        drain = False  # only a term ended by run()'s stop finishes its work; a cancelled or failed one stops
         try:
             await context.informers.start(sync_timeout=60)
             self.synced = True
@@ -128,14 +150,19 @@ class ControlPlane:
                 ", ".join(names),
                 len(context.informers),
             )
-            await supervisor.wait()
+            await supervisor.wait_until(self._stop)
+            drain = True
         finally:
             self.leading = self.synced = False
-            await supervisor.stop()
+            if not drain:
+                log.warning("leadership lost: stopping every controller at once, without draining")
+            # all together: no worker writes on while another one drains
+            await asyncio.gather(supervisor.stop(), *(c.stop(drain=drain) for c in controllers), return_exceptions=True)
             self.supervisor = None
-            for controller in controllers:
-                await controller.stop()
-            await context.recorder.close()
+            await context.recorder.close(grace=2.0 if drain else 0.0)
             await context.informers.stop()
             if shared is not self.informers:
                 await shared.stop()
+            if self.client.fence is fence:
+                self.client.fence = None
+            log.info("leadership term ended: every controller stopped (%s)", "drained" if drain else "not drained")

@@ -326,9 +326,10 @@ class ExecutionController:
         await self.works.wait_synced(60)
         self.controller.start()
 
-    async def stop(self) -> None:
-        await self.controller.stop()
-        await self.recorder.close()
+    async def stop(self, *, drain: bool = True) -> None:
+        """Stop; with ``drain`` (a clean shutdown) the queued Works are applied first."""
+        await self.controller.stop(drain=drain)
+        await self.recorder.close(grace=2.0 if drain else 0.0)
         await self.works.stop()
         await self.customizations.stop()
         await self.webhook_configurations.stop()

@@ -85,6 +85,11 @@ def test_directly(sandbox: LocalSandbox) -> None:
             )
         ]
         assert len(tainted) == 1 and placed(sandbox) != tainted
+        # the order the README gives: the old copy confirmed gone, then the new Work
+        events = sandbox.karmada("get", "events", "--field-selector=involvedObject.kind=ResourceBinding")
+        for reason in ("PurgeWorkloadFromClusterPending", "PurgeWorkloadFromClusterSucceed", "CreateWorkSucceed"):
+            assert reason in events, events
+        assert f"Purge workload from cluster {tainted[0]} succeed" in events, events
     finally:
         clean(sandbox, "failover-directly")
 
