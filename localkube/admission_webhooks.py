@@ -54,7 +54,9 @@ Semantics carried over from k8s.io/apiserver pkg/admission/plugin/webhook:
   such webhooks, so only stored data from elsewhere could hold one).
 
 Where localkube differs: writes by its own controllers and simulation do not
-call webhooks (kube-controller-manager's writes do); ``matchConditions``
+call webhooks (kube-controller-manager's writes do), but for the namespace
+controller's deletes of a terminating namespace's content
+(:mod:`localkube.namespace_deletion`); ``matchConditions``
 (CEL) are refused when a configuration is written
 (:mod:`localkube.admission_webhooks_validation`); CONNECT is admitted for the
 ``proxy`` subresources (kind ``<Kind>ProxyOptions``, the options as the object);

@@ -3,7 +3,8 @@
 One task consumes every change (``Store.subscribe_all``) and keeps an index
 from owner uid to dependents, so each controller only touches the objects a
 change concerns: garbage collection (background, foreground, orphan),
-namespace termination, CRD instance cleanup, the default ServiceAccount and
+namespace termination (a task per terminating namespace, see
+:mod:`localkube.namespace_deletion`), CRD instance cleanup, the default ServiceAccount and
 ``kube-root-ca.crt`` of each namespace, the client-certificate signer for
 approved CSRs, the bootstrap signer (``cluster-info`` JWS signatures) and the
 bootstrap token cleaner (on a timer), and the status of ResourceQuotas
@@ -30,6 +31,7 @@ from localkube.auth import bootstrap_token_expiration, bootstrap_token_expired
 from localkube.csr import sign_client_csr
 from localkube.errors import APIError
 from localkube.kinds import Context
+from localkube.namespace_deletion import NamespaceDeleter
 from localkube.pki import CertificateAuthority, cert_pem
 from localkube.store import Event
 
@@ -88,6 +90,7 @@ class Controllers:
         # namespaces whose quotas need recounting once the queue is drained
         self._quota_dirty: set[str] = set()
         self._woken = asyncio.Event()
+        self.namespaces = NamespaceDeleter(api, SYSTEM)
 
     def wake(self) -> None:
         self._woken.set()
@@ -155,6 +158,7 @@ class Controllers:
                         log.exception("quota recount failed")
         finally:
             cleaner.cancel()
+            await self.namespaces.close()
 
     async def _token_cleaner(self) -> None:
         """Delete bootstrap tokens as they expire: asleep until the earliest expiration or a
@@ -187,8 +191,8 @@ class Controllers:
         if event.type == "DELETED":
             self._owner_gone(meta.get("uid", ""))
             self._dependent_gone(obj)
-            if meta.get("namespace"):
-                self._namespace_progress(meta["namespace"])
+            if meta.get("namespace") or storage == "/namespaces":
+                self.namespaces.wake(meta.get("namespace") or meta["name"])
             if storage == "/secrets":
                 self._sign_cluster_info()
             return
@@ -199,7 +203,7 @@ class Controllers:
             if "orphan" in finalizers:
                 self._orphan(storage, obj)
             if storage == "/namespaces":
-                self._terminate_namespace(obj)
+                self.namespaces.enqueue(meta["name"])
             if storage == "apiextensions.k8s.io/customresourcedefinitions":
                 self._cleanup_crd(obj)
         if meta.get("ownerReferences"):
@@ -334,84 +338,6 @@ class Controllers:
                     SYSTEM,
                     WriteOptions(),
                 )
-
-    def _terminate_namespace(self, namespace_obj: Obj) -> None:
-        name = namespace_obj["metadata"]["name"]
-        for storage, obj in list(self.store.namespaced_objects(name)):
-            if not obj["metadata"].get("deletionTimestamp"):
-                self._delete(storage, name, obj["metadata"]["name"], "Background")
-        self._namespace_progress(name)
-
-    def _namespace_progress(self, name: str) -> None:
-        namespace = self.store.get("/namespaces", "", name)
-        if namespace is None or not namespace["metadata"].get("deletionTimestamp"):
-            return
-        remaining = list(self.store.namespaced_objects(name))
-        status = copy.deepcopy(namespace.get("status") or {})
-        conditions = []
-        for kind in (
-            "NamespaceDeletionDiscoveryFailure",
-            "NamespaceDeletionGroupVersionParsingFailure",
-            "NamespaceDeletionContentFailure",
-        ):
-            conditions.append(
-                {
-                    "type": kind,
-                    "status": "False",
-                    "reason": "ResourcesDiscovered"
-                    if "Discovery" in kind
-                    else "ParsedGroupVersions"
-                    if "Parsing" in kind
-                    else "ContentDeleted",
-                    "message": "All resources successfully discovered"
-                    if "Discovery" in kind
-                    else "All legacy kube types successfully parsed"
-                    if "Parsing" in kind
-                    else "All content successfully deleted, may be waiting on finalization",
-                }
-            )
-        with_finalizers = [o for _, o in remaining if o["metadata"].get("finalizers")]
-        conditions.append(
-            {
-                "type": "NamespaceContentRemaining",
-                "status": "True" if remaining else "False",
-                "reason": "SomeResourcesRemain" if remaining else "ContentRemoved",
-                "message": f"Some resources are remaining: {len(remaining)} objects"
-                if remaining
-                else "All content successfully removed",
-            }
-        )
-        conditions.append(
-            {
-                "type": "NamespaceFinalizersRemaining",
-                "status": "True" if with_finalizers else "False",
-                "reason": "SomeFinalizersRemain" if with_finalizers else "ContentHasNoFinalizers",
-                "message": "Some content in the namespace has finalizers remaining"
-                if with_finalizers
-                else "All content-preserving finalizers finished",
-            }
-        )
-        status["conditions"] = conditions
-        status["phase"] = "Terminating"
-        if remaining:
-            if status != namespace.get("status"):
-                updated = copy.deepcopy(namespace)
-                updated["status"] = status
-                self._update("/namespaces", updated, "status")
-            return
-        current = self.store.get("/namespaces", "", name)
-        if current is None:
-            return
-        finalize = copy.deepcopy(current)
-        finalize["spec"]["finalizers"] = []
-        self._update("/namespaces", finalize, "finalize")
-        after = self.store.get("/namespaces", "", name)
-        if (
-            after is not None
-            and not after["metadata"].get("finalizers")
-            and not (after.get("spec") or {}).get("finalizers")
-        ):
-            self.store.delete("/namespaces", "", name)
 
     # -- CRDs ---------------------------------------------------------------------
     def _cleanup_crd(self, crd: Obj) -> None:

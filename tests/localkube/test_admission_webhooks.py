@@ -18,7 +18,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from localkube.namespace_deletion import CONDITIONS
 from localkube.pki import CertificateAuthority, cert_pem
+from tests.localkube.test_namespace_deletion import conditions_of, namespace_object
+from tests.pullmode import wait_for
 from tests.servers import Kubectl, Raw, ServerThread
 
 SERVICE_HOST = "hooks.webhooks.svc"
@@ -746,3 +749,54 @@ def test_a_changed_configuration_applies_to_the_next_write(admin: Kubectl, hooks
     assert refused.returncode == 1 and "ConfigMap after is not welcome" in refused.stderr
     admin("delete", "validatingwebhookconfiguration", "rules-change")
     admin("apply", "-f", "-", stdin=configmap("after", ns))  # no configuration, no webhook
+
+
+def test_a_refused_delete_keeps_the_namespace_terminating_until_allowed(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "ns-refused")
+    protect = webhook(
+        "protect.localkube.test",
+        hooks.url("deny-ns-content"),
+        hooks.ca_bundle,
+        "ns-refused",
+        rules=[{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+        objectSelector={"matchLabels": {"protected": "yes"}},
+    )
+    apply(admin, "ValidatingWebhookConfiguration", "protect", protect)
+    admin("apply", "-f", "-", stdin=configmap("keep", ns, {"protected": "yes"}))
+    admin("create", "secret", "generic", "goes", "-n", ns, "--from-literal=k=v")
+    admin("delete", "namespace", ns, "--wait=false")
+    refused = (
+        "True",
+        "ContentDeletionFailed",
+        'Failed to delete all resource types, 1 remaining: admission webhook "protect.localkube.test" '
+        "denied the request: ConfigMap keep is not welcome",
+    )
+    terminating = wait_for(
+        lambda: (
+            (found := namespace_object(admin, ns))
+            and conditions_of(found).get("NamespaceDeletionContentFailure") == refused
+            and found
+        ),
+        what="the refusal in the namespace's conditions",
+    )
+    assert terminating["status"]["phase"] == "Terminating"
+    conditions = conditions_of(terminating)
+    assert list(conditions) == list(CONDITIONS)
+    # the refused resource's pass ends before it is counted; nothing else is left
+    assert conditions["NamespaceContentRemaining"] == ("False", "ContentRemoved", "All content successfully removed")
+    assert conditions["NamespaceDeletionDiscoveryFailure"][0] == "False"
+    # other resources went; the refusal ended the configmaps' pass (kube-root-ca.crt sorts after it)
+    assert admin("get", "secret", "goes", "-n", ns, check=False).returncode == 1
+    names = admin("get", "configmaps", "-n", ns, "-o", "name").stdout.split()
+    assert names == ["configmap/keep", "configmap/kube-root-ca.crt"]
+    # admitted as an item of the controller's deletecollection: no name, the controller's identity
+    review = hooks.reviews["deny-ns-content"][-1]
+    assert review["operation"] == "DELETE" and "name" not in review and review["namespace"] == ns
+    assert review["oldObject"]["metadata"]["name"] == "keep"
+    assert review["userInfo"]["username"] == "system:serviceaccount:kube-system:namespace-controller"
+    assert review["options"]["propagationPolicy"] == "Background"
+    asked = len(hooks.reviews["deny-ns-content"])
+    wait_for(lambda: len(hooks.reviews["deny-ns-content"]) > asked, what="a retry")
+    admin("label", "configmap", "keep", "-n", ns, "protected-")
+    wait_for(lambda: namespace_object(admin, ns) is None, timeout=90, what="the namespace to go")
+    admin("delete", "validatingwebhookconfiguration", "protect")
