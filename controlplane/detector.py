@@ -9,8 +9,10 @@ informer factory for that resource's cache (shared with the binding and
 status controllers), so exactly the kinds some policy selects are watched,
 built-in or custom, namespaced or cluster-scoped. A kind that does not resolve
 (a CRD not installed yet) is retried when a CRD becomes Established, and with
-backoff otherwise. When no policy selects a kind any more its cache is released
-(the watch ends unless another controller reads it).
+backoff otherwise. When no policy selects a kind any more (an index of the kinds
+each policy's selectors name, kept by the policy handler) its cache is released
+(the watch ends unless another controller reads it; the binding and status
+controllers read it without counting as readers).
 
 Two work queues, one worker each:
 
@@ -24,7 +26,9 @@ Two work queues, one worker each:
   webhook's admission metadata (permanent id, finalizer) when missing, resolves
   the selected kinds, releases templates it no longer selects, re-enqueues the
   templates it holds (placement edits flow to bindings) and the unclaimed
-  templates it selects, found in the caches (no listing), and preempts when
+  templates it selects, found in the caches (no listing) through indexes by
+  kind+namespace and kind+name (kept by the template handlers), so it costs what
+  it selects, not every template of the kind; and preempts when
   ``preemption: Always`` and the ``PropagationPolicyPreemption`` gate (off by
   default, as in Karmada) allow. A policy being deleted releases its templates
   (binding first, then template; bindings, Works and member objects stay), then
@@ -64,7 +68,7 @@ from karmada.api.keys import (
     PROPAGATION_POLICY_PERMANENT_ID_LABEL,
 )
 from karmada.api.names import binding_name
-from karmada.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from karmada.api.policy import ClusterPropagationPolicy, PropagationPolicy, ResourceSelector
 from karmada.detection import (
     DIFFERENT_OWNER_MESSAGE,
     admission_metadata,
@@ -197,6 +201,13 @@ class Detector:
         self._resources: dict[tuple[str, str], Resource] = {}
         self._handlers: dict[tuple[str, str], Callable[[str, Obj, Obj | None], None]] = {}
         self._claimed: dict[str, set[TemplateKey]] = {}  # policy id -> templates carrying its claim label
+        # the template caches by (apiVersion, kind, namespace) and by (apiVersion, kind, name), so a
+        # policy's reconcile looks at the templates it may select, not every template of the kind
+        self._in_namespace: dict[TemplateKey, set[str]] = {}  # (apiVersion, kind, namespace, "") -> names
+        self._named: dict[TemplateKey, set[str]] = {}  # (apiVersion, kind, "", name) -> namespaces
+        # (apiVersion, kind) -> the policies (being deleted too) whose selectors name it, and back
+        self._selecting: dict[tuple[str, str], set[PolicyKey]] = {}
+        self._selects: dict[PolicyKey, set[tuple[str, str]]] = {}
         self._pp_by_namespace: dict[str, set[str]] = {}
         self._parsed: dict[PolicyKey, ParsedPolicy] = {}
         self._user_changed: set[TemplateKey] = set()  # templates last changed by a user (Lazy activation)
@@ -221,6 +232,7 @@ class Detector:
                 names.discard(key[2])
             else:
                 names.add(key[2])
+        self._index_selected_kinds(key, None if event == "DELETED" else obj)
         if event == "DELETED":
             self._parsed.pop(key, None)
             self._unresolved.pop(key, None)
@@ -234,6 +246,25 @@ class Detector:
                 return []
             self._enqueue_deprioritized(kind, old, obj)
         return [key]
+
+    def _index_selected_kinds(self, key: PolicyKey, obj: Obj | None) -> None:
+        kinds = {
+            (str(selector.get("apiVersion", "")), str(selector.get("kind", "")))
+            for selector in ((obj or {}).get("spec") or {}).get("resourceSelectors") or []
+            if isinstance(selector, dict)
+        }
+        for gone in self._selects.get(key, set()) - kinds:
+            policies = self._selecting.get(gone)
+            if policies is not None:
+                policies.discard(key)
+                if not policies:
+                    del self._selecting[gone]
+        for kind_key in kinds:
+            self._selecting.setdefault(kind_key, set()).add(key)
+        if kinds:
+            self._selects[key] = kinds
+        else:
+            self._selects.pop(key, None)
 
     def _enqueue_deprioritized(self, kind: str, old: Obj, new: Obj) -> None:
         """A policy's priority fell: preempting policies between the old and new priority try again."""
@@ -326,6 +357,21 @@ class Detector:
         return keys
 
     def _index(self, key: TemplateKey, old: Obj | None, new: Obj | None) -> None:
+        api_version, kind, namespace, name = key
+        by_namespace, by_name = (api_version, kind, namespace, ""), (api_version, kind, "", name)
+        if new is None:
+            for table, index_key, value in (
+                (self._in_namespace, by_namespace, name),
+                (self._named, by_name, namespace),
+            ):
+                values = table.get(index_key)
+                if values is not None:
+                    values.discard(value)
+                    if not values:
+                        del table[index_key]
+        else:
+            self._in_namespace.setdefault(by_namespace, set()).add(name)
+            self._named.setdefault(by_name, set()).add(namespace)
         before = claim_ids(old) if old is not None else set()
         after = claim_ids(new) if new is not None else set()
         for policy_id in before - after:
@@ -686,13 +732,7 @@ class Detector:
     async def _unwatch_unselected(self) -> None:
         """Stop watching the kinds no policy selects any more (its templates were released first:
         a policy being deleted still counts as selecting until its finalizer is gone)."""
-        selected = {
-            (str(selector.get("apiVersion", "")), str(selector.get("kind", "")))
-            for cache in (self.pps, self.cpps)
-            for obj in cache.items()
-            for selector in (obj.get("spec") or {}).get("resourceSelectors") or []
-        }
-        for kind_key in [k for k in self.kinds if k not in selected]:
+        for kind_key in [k for k in self.kinds if not self._selecting.get(k)]:
             informer = self.kinds.pop(kind_key)
             self._resources.pop(kind_key, None)
             handler = self._handlers.pop(kind_key, None)
@@ -703,6 +743,9 @@ class Detector:
             for held in self._claimed.values():
                 held.difference_update([k for k in held if k[:2] == kind_key])
             self._user_changed.difference_update([k for k in self._user_changed if k[:2] == kind_key])
+            for table in (self._in_namespace, self._named):
+                for index_key in [k for k in table if k[:2] == kind_key]:
+                    del table[index_key]
             await self.informers.release(informer)
             log.info("no policy selects %s in %s any more; not watching it", kind_key[1], kind_key[0])
 
@@ -751,21 +794,28 @@ class Detector:
                 self.templates.enqueue(key)  # another policy may want it
 
     def _enqueue_selected(self, policy: ParsedPolicy) -> None:
-        """Unclaimed templates the policy selects, found in the caches (Karmada's waiting list)."""
+        """Unclaimed templates the policy selects, found in the caches (Karmada's waiting list):
+        only those of the selector's namespace and name are looked at (from the indexes)."""
         for selector in policy.model.spec.resource_selectors:
             informer = self.kinds.get((selector.api_version, selector.kind))
             if informer is None:
                 continue
-            if selector.name:
-                one = _get(informer, selector.name, selector.namespace or "")
-                candidates: Iterable[Obj] = [one] if one is not None else []
-                if one is None and not selector.namespace and policy.cluster_wide:
-                    candidates = [o for o in _items(informer) if o["metadata"].get("name") == selector.name]
-            else:
-                candidates = _items(informer)
-            for obj in candidates:
+            for obj in self._candidates(informer, selector.api_version, selector.kind, selector):
                 if claim_of(obj) is None and selector_priority(obj, selector) > ImplicitPriority.MISMATCH:
                     self.templates.enqueue(_template_key(obj))
+
+    def _candidates(self, informer: Informer, api_version: str, kind: str, selector: ResourceSelector) -> list[Obj]:
+        namespace = selector.namespace or ""
+        if selector.name and namespace:
+            places = [(namespace, selector.name)]
+        elif selector.name:  # a cluster-scoped template, or one of that name in any namespace
+            places = [(ns, selector.name) for ns in sorted(self._named.get((api_version, kind, "", selector.name), ()))]
+        elif namespace:
+            places = [(namespace, n) for n in sorted(self._in_namespace.get((api_version, kind, namespace, ""), ()))]
+        else:
+            return _items(informer)  # every template of the kind: what the selector selects
+        found = (_get(informer, name, ns) for ns, name in places)
+        return [obj for obj in found if obj is not None]
 
     async def _preempt(self, policy: ParsedPolicy) -> None:
         """Take the named templates from lower-priority holders (Karmada's preemption rules)."""
