@@ -3,8 +3,13 @@
 aggregated API server would have done on write), the not-ready/unreachable
 taints that follow the Ready condition, and, for pull clusters, the agent's
 access objects. On deletion it removes the execution namespace (stripping
-Work finalizers first when the cluster is not Ready: no one can run them), waits until no
-binding targets the cluster, removes the agent's access, then the finalizer.
+Work finalizers first when the cluster is not Ready: no one can run them), takes the
+cluster out of every binding that still lists it once that namespace is gone (the
+scheduler moves the bindings it schedules as soon as the cluster is deleting; this
+covers the rest: a binding whose policy was deleted, one suspended, one of another
+scheduler, one no other cluster fits), removes the agent's access, then the finalizer.
+Bindings come from the by-cluster index of the shared binding caches, never a list,
+and a binding's event that drops a deleting cluster queues that cluster.
 
 Runs ``--concurrent-cluster-syncs`` workers (5) fed by the Cluster informer (a
 key is never in two workers at once); every reconcile reads the cache and is
@@ -30,6 +35,15 @@ from weakref import WeakKeyDictionary
 
 from controlplane.cluster_health import HealthMonitor
 from controlplane.context import Context
+from controlplane.failover_bindings import (
+    CRB,
+    RB,
+    RESOURCES,
+    bindings_targeting,
+    clusters_named,
+    record_eviction,
+    with_kind,
+)
 from karmada.api.keys import (
     CLUSTER_CONTROLLER_FINALIZER,
     EXECUTION_CONTROLLER_FINALIZER,
@@ -45,13 +59,11 @@ from karmada.kube.controller import Controller
 from karmada.kube.informer_factory import InformerFactory
 from karmada.kube.objects import apply_object, resource_of
 from karmada.kube.resources import (
-    CLUSTER_RESOURCE_BINDINGS,
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     CLUSTERS,
     LEASES,
     NAMESPACES,
-    RESOURCE_BINDINGS,
     ROLE_BINDINGS,
     ROLES,
     WORKS,
@@ -75,10 +87,12 @@ class ClusterController:
         namespaces: Informer,
         recorder: EventRecorder,
         access: AgentAccess,
+        bindings: dict[str, Informer],
         *,
         cleanup_check_interval: float = 10.0,
     ) -> None:
         self.client = client
+        self.bindings = bindings
         self.clusters = clusters
         self.namespaces = namespaces
         self.recorder = recorder
@@ -168,9 +182,9 @@ class ClusterController:
         if await self.client.get_or_none(NAMESPACES, space) is not None:
             log.info("cluster %s: waiting for execution space %s to be deleted", name, space)
             return self.cleanup_check_interval
-        if await self._targeted_by_bindings(name):
-            log.info("cluster %s: still targeted by bindings; waiting", name)
-            return self.cleanup_check_interval
+        if await self._evict_bindings(name):
+            log.info("cluster %s: bindings still list it; waiting for their updates", name)
+            return None  # each binding's event that drops the cluster queues it again
         await remove_agent_access(self.client, name)
         finalizers = [f for f in cluster["metadata"].get("finalizers") or [] if f != CLUSTER_CONTROLLER_FINALIZER]
         if finalizers != (cluster["metadata"].get("finalizers") or []):
@@ -196,19 +210,44 @@ class ClusterController:
                 work["metadata"]["finalizers"] = [f for f in finalizers if f != EXECUTION_CONTROLLER_FINALIZER]
                 await self.client.update(WORKS, work, space)
 
-    async def _targeted_by_bindings(self, name: str) -> bool:
-        # only while a cluster is being removed: a rare, bounded list
-        for resource in (RESOURCE_BINDINGS, CLUSTER_RESOURCE_BINDINGS):
+    async def _evict_bindings(self, name: str) -> bool:
+        """Take the cluster out of every binding that still lists it (its Works are gone with
+        the execution space); True while any does (an update is on its way or failed)."""
+        pending = False
+        for kind, namespace, binding_name in bindings_targeting(self.bindings, name):
+            binding = self.bindings[kind].get(binding_name, namespace)
+            if binding is None:
+                continue
+            pending = True
+            spec = binding.get("spec") or {}
+            if binding["metadata"].get("deletionTimestamp"):
+                continue  # its own deletion takes it out
+            updated = {
+                **binding,
+                "spec": {**spec, "clusters": [t for t in spec.get("clusters") or [] if t.get("name") != name]},
+            }
             try:
-                bindings = await self.client.list(resource)
+                stored = await self.client.update(RESOURCES[kind], updated, namespace or None)
             except KubeError as exc:
                 if exc.not_found:
                     continue
-                raise
-            for binding in bindings.get("items") or []:
-                if any(t.get("name") == name for t in (binding.get("spec") or {}).get("clusters") or []):
-                    return True
-        return False
+                await record_eviction(self.recorder, with_kind(binding, RESOURCES[kind]), name, failed=True)
+                raise  # a conflict: retried with the newer version the cache then holds
+            self.bindings[kind].store(stored)
+            log.info("cluster %s: removed from %s %s", name, kind, f"{namespace}/{binding_name}".lstrip("/"))
+            await record_eviction(self.recorder, with_kind(stored, RESOURCES[kind]), name, failed=False)
+        return pending
+
+
+def deleting_clusters_dropped(clusters: Informer) -> Callable[[str, Obj, Obj | None], list[str]]:
+    """Maps a binding's event to the deleting clusters it named before or names now: the
+    cluster controller looks again when a binding stops listing a cluster being removed."""
+
+    def names(kind: str, obj: Obj, old: Obj | None) -> list[str]:
+        named = clusters_named(obj, tasks=False) | (clusters_named(old, tasks=False) if old else set())
+        return sorted(n for n in named if ((clusters.get(n) or {}).get("metadata") or {}).get("deletionTimestamp"))
+
+    return names
 
 
 class AgentAccess:
@@ -348,12 +387,14 @@ def setup(context: Context) -> list[Controller[str]]:
     namespaces = informers.informer(NAMESPACES, label_selector=f"{SYSTEM_LABEL}=true")
     leases = informers.informer(LEASES, namespace=NAMESPACE_KARMADA_CLUSTER)
     access = agent_access(context)
+    bindings = {RB: informers.informer(RESOURCES[RB]), CRB: informers.informer(RESOURCES[CRB])}
     controller = ClusterController(
         context.client,
         clusters,
         namespaces,
         context.recorder,
         access,
+        bindings,
         cleanup_check_interval=options.cleanup_check_interval,
     )
     # Karmada's --concurrent-cluster-syncs: each reconcile waits on several API calls, and a
@@ -368,6 +409,8 @@ def setup(context: Context) -> list[Controller[str]]:
         return [owner] if owner is not None and kind == "DELETED" else []
 
     reconciler.watches(namespaces, owner_of_deleted_namespace)
+    for cache in bindings.values():
+        reconciler.watches(cache, deleting_clusters_dropped(clusters))
     for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
         reconciler.watches(access.caches[kind], access_drifted(kind))  # a changed or deleted grant is put back
     monitor = HealthMonitor(

@@ -14,6 +14,7 @@ from typing import Any
 
 from karmada.failover import CONDITION_FAILOVER, failover_condition_changes
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource
+from karmada.kube.indexer import Index, shared_index
 from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, RESOURCE_BINDINGS
 from karmada.timestamps import now_time
 
@@ -65,18 +66,33 @@ async def record_eviction(recorder: EventRecorder, binding: Obj, cluster: str, f
         )
 
 
+BY_CLUSTER = "cluster"
+
+
+def clusters_named(obj: Obj, *, tasks: bool = True) -> set[str]:
+    """The clusters a binding names in ``spec.clusters`` and, with ``tasks``, its eviction tasks."""
+    spec = obj.get("spec") or {}
+    names = {str(c["name"]) for c in spec.get("clusters") or [] if c.get("name")}
+    if tasks:
+        names.update(str(t["fromCluster"]) for t in spec.get("gracefulEvictionTasks") or [] if t.get("fromCluster"))
+    return names
+
+
+def by_cluster(cache: Informer) -> Index:
+    """The shared index of a binding cache by the clusters each binding names (Karmada's
+    ``spec.clusters`` field index, with the eviction tasks' clusters too)."""
+    return shared_index(cache, BY_CLUSTER, clusters_named)
+
+
 def bindings_targeting(caches: dict[str, Informer], cluster: str, *, tasks: bool = False) -> list[Key]:
-    """Keys of the bindings whose ``spec.clusters`` (or, with ``tasks``, eviction tasks) name ``cluster``."""
-    keys = []
-    for kind, cache in caches.items():
-        for obj in cache.items():
-            spec = obj.get("spec") or {}
-            names = {c.get("name") for c in spec.get("clusters") or []}
-            if tasks:
-                names.update(t.get("fromCluster") for t in spec.get("gracefulEvictionTasks") or [])
-            if cluster in names:
-                keys.append(key_of(kind, obj))
-    return keys
+    """Keys of the bindings whose ``spec.clusters`` (or, with ``tasks``, eviction tasks) name
+    ``cluster``, from the by-cluster index: what the cluster concerns, not a walk of all bindings."""
+    return [
+        key_of(kind, obj)
+        for kind, cache in caches.items()
+        for obj in by_cluster(cache).get(cluster)
+        if cluster in clusters_named(obj, tasks=tasks)
+    ]
 
 
 async def set_failover_condition(

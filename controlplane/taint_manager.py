@@ -7,7 +7,8 @@ Runs only with the ``Failover`` feature gate and ``--enable-taint-manager``
 default in Karmada: an administrator turns it on). Keyed by binding (RB and
 CRB in one queue, one worker: evictions are serialised and paced). A binding
 is reconciled when its spec or annotations change, and every binding
-targeting a Cluster when that Cluster's taints or Ready condition change.
+targeting a Cluster when that Cluster's taints or Ready condition change (found by
+the shared by-cluster index of the binding caches, not a walk of all bindings).
 
 One reconcile walks the binding's ``spec.clusters``; tolerations come from the
 ``policy.karmada.io/applied-placement`` annotation (missing: an error,
@@ -52,6 +53,7 @@ from controlplane.failover_bindings import (
     RESOURCES,
     Key,
     bindings_targeting,
+    by_cluster,
     describe,
     record_both,
     record_eviction,
@@ -290,6 +292,8 @@ def setup(context: Context) -> list[Controller[Key]]:
         return []
     clusters = context.informers.informer(CLUSTERS)
     caches = {RB: context.informers.informer(RESOURCES[RB]), CRB: context.informers.informer(RESOURCES[CRB])}
+    for cache in caches.values():
+        by_cluster(cache)  # attached before the caches list, so they index as they fill
     manager = TaintManager(
         context.client,
         clusters,
