@@ -201,8 +201,9 @@ class WorkIndex:
 
 
 class Models(Generic[M]):
-    """Parsed models of an informer's objects, parsed once per resourceVersion, and the
-    names of each namespace's objects (so a reconcile reads only its namespace's policies)."""
+    """Parsed models of an informer's objects, parsed once per resourceVersion (a version that
+    does not parse keeps the last valid one), and the names of each namespace's objects (so a
+    reconcile reads only its namespace's policies)."""
 
     def __init__(self, informer: Informer, model: type[M]) -> None:
         self.informer = informer
@@ -230,8 +231,11 @@ class Models(Generic[M]):
         try:
             model: M | None = self.model.from_dict(obj)
         except APIValidationError as exc:
-            log.warning("ignoring invalid %s %s/%s: %s", self.model.__name__, key[0], key[1], exc)
-            model = None
+            # fail safe: a version this model refuses (a newer Karmada wrote it) does not make the
+            # object vanish; its last valid version stands in (the scheduler does the same)
+            model = cached[1] if cached is not None else None
+            kept = "its last valid version is used" if model is not None else "ignored"
+            log.warning("invalid %s %s/%s (%s): %s", self.model.__name__, key[0], key[1], kept, exc)
         self._parsed[key] = (rv, model)
         return model
 
