@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.pullmode import wait_for
 from tests.servers import Kubectl, Plugin
 
 pytestmark = pytest.mark.slow
@@ -123,3 +124,32 @@ def test_a_valid_policy_is_stored_with_the_webhooks_defaults(sandbox: Sandbox) -
     assert spec["placement"]["spreadConstraints"] == [{"maxGroups": 1, "minGroups": 1, "spreadByField": "cluster"}]
     assert spec["placement"]["replicaScheduling"]["replicaDivisionPreference"] == "Weighted"
     assert "karmada.io/propagation-policy-controller" in stored["metadata"]["finalizers"]
+
+
+def test_a_protected_deployment_keeps_its_namespace_terminating(sandbox: Sandbox) -> None:
+    """Karmada's resourcedeletionprotection webhook refuses the namespace controller's delete of a
+    Deployment labelled ``deletion-protected: Always``: the Deployment stays and the Namespace stays
+    Terminating, the refusal in its conditions, until the label goes (localkube/namespace_deletion.py)."""
+    karmada, ns, label = sandbox.karmada, "protected-ns", "resourcetemplate.karmada.io/deletion-protected"
+    karmada("create", "namespace", ns)
+    karmada("create", "deployment", "guarded", "--image=nginx", "-n", ns)
+    karmada("label", "deployment", "guarded", "-n", ns, f"{label}=Always")
+    karmada("delete", "namespace", ns, "--wait=false")
+    refused = (
+        "True",
+        "ContentDeletionFailed",
+        'Failed to delete all resource types, 1 remaining: admission webhook "resourcedeletionprotection.karmada.io" '
+        f"denied the request: This resource is protected, please make sure to remove the label: {label}",
+    )
+
+    def conditions() -> dict[str, Any]:
+        got = karmada("get", "namespace", ns, "-o", "json", check=False)
+        found = json.loads(got.stdout).get("status", {}).get("conditions", []) if got.returncode == 0 else []
+        return {c["type"]: (c["status"], c["reason"], c["message"]) for c in found}
+
+    wait_for(lambda: conditions().get("NamespaceDeletionContentFailure") == refused, what="the refusal")
+    assert karmada("get", "deployment", "guarded", "-n", ns, check=False).returncode == 0
+    karmada("label", "deployment", "guarded", "-n", ns, f"{label}-")
+    wait_for(
+        lambda: karmada("get", "namespace", ns, check=False).returncode == 1, timeout=90, what="the namespace to go"
+    )
