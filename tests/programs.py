@@ -108,5 +108,10 @@ class Background:
             self._process.wait()
             self._process = None
 
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` (SIGSTOP, SIGCONT: a process frozen past its Lease, then thawed)."""
+        assert self._process is not None and self._process.poll() is None
+        self._process.send_signal(sig)
+
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
