@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -206,9 +207,12 @@ class SchedulerController:
             return self._ordered
         snapshots = []
         invalid: dict[str, tuple[str, str]] = {}
+        deleting: set[str] = set()  # read from the raw object: a cluster that does not parse goes too
         for obj in self.clusters.items():
             meta = obj.get("metadata") or {}
             name = str(meta.get("name") or "")
+            if meta.get("deletionTimestamp"):
+                deleting.add(name)
             try:
                 snapshots.append(self.snapshot(obj))
             except APIValidationError as exc:
@@ -222,8 +226,8 @@ class SchedulerController:
                         exc,
                         "its last valid version is used" if held else "bindings placed on it keep their result",
                     )
-                if held is not None:
-                    snapshots.append(held[1])
+                if held is not None:  # still being deleted, when the raw object says so
+                    snapshots.append(dataclasses.replace(held[1], deleting=True) if name in deleting else held[1])
         self._invalid = invalid
         snapshots.sort(key=lambda s: s.name)
         present = {s.name for s in snapshots}
@@ -231,7 +235,7 @@ class SchedulerController:
             del self._snapshots[gone]  # deleted clusters
         for fixed in [name for name in self._reported if name not in invalid]:
             del self._reported[fixed]
-        self._ordered = (changes, snapshots, frozenset(s.name for s in snapshots if s.deleting))
+        self._ordered = (changes, snapshots, frozenset(deleting | {s.name for s in snapshots if s.deleting}))
         return self._ordered
 
     async def _report_invalid(self) -> None:

@@ -594,3 +594,8 @@ async def test_a_cluster_never_read_holds_the_bindings_placed_on_it(env: PullMod
         bad["metadata"]["resourceVersion"] = "4"
         clusters.store(bad)
         assert [s.name for s in scheduler.cluster_snapshots()] == ["far"] and not scheduler.unreadable_clusters()
+        # being deleted, though it does not parse: its bindings move off it
+        bad["metadata"].update(resourceVersion="6", deletionTimestamp=now_time())
+        clusters.store(bad)
+        (held,) = scheduler.cluster_snapshots()
+        assert held.deleting and scheduler.deleting_clusters() == {"far"}
