@@ -77,6 +77,18 @@ def audit(want: dict[Key, Want], have: dict[Key, Have], templates: set[Template]
     return result
 
 
+def placed(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The clusters a binding's ``spec`` places its template on: its own, or for an attached
+    binding (a dependency, ``propagateDeps``) the union of those of the bindings requiring it."""
+    if spec.get("clusters"):
+        return list(spec["clusters"])
+    seen: dict[str, dict[str, Any]] = {}
+    for requirer in spec.get("requiredBy") or []:
+        for target in requirer.get("clusters") or []:
+            seen.setdefault(str(target["name"]), target)
+    return list(seen.values())
+
+
 def wanted(bindings: list[dict[str, Any]], versions: dict[Template, str]) -> dict[Key, Want]:
     """The member copies ``bindings`` ask for. A binding whose template is not in ``versions``
     (deleted) asks for nothing; Divided placements carry per-cluster replicas, Duplicated ones
@@ -92,7 +104,7 @@ def wanted(bindings: list[dict[str, Any]], versions: dict[Template, str]) -> dic
         divided = ((spec.get("placement") or {}).get("replicaScheduling") or {}).get(
             "replicaSchedulingType"
         ) == "Divided"
-        for target in spec.get("clusters") or []:
+        for target in placed(spec):
             replicas: int | None = None
             if template[0] == "Deployment":
                 replicas = int(target.get("replicas") or 0) if divided else int(spec.get("replicas") or 0)
@@ -136,3 +148,22 @@ def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * fraction // 1))
     return ordered[min(len(ordered), int(rank)) - 1]
+
+
+def unbound(
+    bindings: list[dict[str, Any]], versions: dict[Template, str], replicas: dict[Template, int]
+) -> list[Template]:
+    """The templates (in ``versions``) whose binding is missing, has no cluster, or lags the
+    template's replicas (``replicas``, for kinds that have them): the audit judges members only
+    against bindings, so these must be none before it means anything."""
+    bound: dict[Template, dict[str, Any]] = {}
+    for binding in bindings:
+        resource = (binding.get("spec") or {}).get("resource") or {}
+        bound[(str(resource.get("kind")), str(resource.get("namespace") or ""), str(resource.get("name")))] = binding
+    result = []
+    for template in sorted(versions):
+        spec = (bound.get(template) or {}).get("spec") or {}
+        lags = template in replicas and int(spec.get("replicas") or 0) != replicas[template]
+        if not placed(spec) or lags:
+            result.append(template)
+    return result

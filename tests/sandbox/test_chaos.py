@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from karmada.sandbox.chaos import FAULT_TARGETS, Audit, Have, Key, Want, audit, percentile, plan, wanted
+from karmada.sandbox.chaos import FAULT_TARGETS, Audit, Have, Key, Want, audit, percentile, plan, unbound, wanted
 
 D = ("Deployment", "chaos", "web")
 C = ("ConfigMap", "chaos", "web-config")
@@ -93,6 +93,22 @@ WANTED: list[tuple[str, list[dict[str, Any]], dict[tuple[str, str, str], str], d
         {C: "2"},
         {k("m2", C): Want("2")},
     ),
+    (
+        "attached binding: the clusters of those requiring it",
+        [
+            {
+                "spec": {
+                    "resource": {"kind": "ConfigMap", "namespace": "chaos", "name": "web-config"},
+                    "requiredBy": [
+                        {"name": "a", "clusters": [{"name": "m1", "replicas": 2}]},
+                        {"name": "b", "clusters": [{"name": "m1"}, {"name": "m3"}]},
+                    ],
+                }
+            }
+        ],
+        {C: "4"},
+        {k("m1", C): Want("4"), k("m3", C): Want("4")},
+    ),
     ("deleted template asks for nothing", [binding("Deployment", "web", [{"name": "m1"}], False, 1)], {}, {}),
     ("unscheduled binding asks for nothing", [binding("Deployment", "web", [], True, 2)], {D: "1"}, {}),
 ]
@@ -135,3 +151,23 @@ PERCENTILES = [
 @pytest.mark.parametrize(("values", "fraction", "expected"), PERCENTILES)
 def test_percentile(values: list[float], fraction: float, expected: float) -> None:
     assert percentile(values, fraction) == expected
+
+
+UNBOUND: list[tuple[str, list[dict[str, Any]], dict[tuple[str, str, str], int], list[tuple[str, str, str]]]] = [
+    ("bound and current", [binding("Deployment", "web", [{"name": "m1"}], False, 2)], {D: 2}, []),
+    ("no binding", [], {D: 2}, [D]),
+    ("not scheduled", [binding("Deployment", "web", [], False, 2)], {D: 2}, [D]),
+    ("replicas lag the template", [binding("Deployment", "web", [{"name": "m1"}], True, 1)], {D: 2}, [D]),
+]
+
+
+@pytest.mark.parametrize(("case", "bindings", "replicas", "expected"), UNBOUND, ids=[u[0] for u in UNBOUND])
+def test_unbound(
+    case: str,
+    bindings: list[dict[str, Any]],
+    replicas: dict[tuple[str, str, str], int],
+    expected: list[tuple[str, str, str]],
+) -> None:
+    assert unbound(bindings, {D: "1"}, replicas) == expected
+    config = binding("ConfigMap", "web-config", [{"name": "m1"}], False)
+    assert unbound([config], {C: "1"}, {}) == [], "no replicas to lag for a ConfigMap"
