@@ -110,6 +110,7 @@ def _request(admission: Mapping[str, Any], kind: str) -> Request:
         object=admission.get("object"),
         old_object=admission.get("oldObject"),
         namespace=str(admission.get("namespace") or ""),
+        groups=tuple(str(group) for group in (admission.get("userInfo") or {}).get("groups") or ()),
     )
 
 

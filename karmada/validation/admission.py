@@ -24,6 +24,7 @@ from karmada.api.keys import (
 from karmada.api.names import CLUSTER_NAME_MAX_LENGTH
 from karmada.clusters.taints import label_value_problems
 from karmada.quantity import parse
+from karmada.validation.agent_cluster import agent_cluster_errors, is_agent
 from karmada.validation.errors import FieldError, aggregate, duplicate, forbidden, invalid, not_supported, required
 from karmada.validation.lua import compile_problem
 from karmada.validation.policy import (
@@ -59,6 +60,7 @@ class Request:
     object: Obj | None
     old_object: Obj | None = None
     namespace: str = ""
+    groups: tuple[str, ...] = ()  # the requester's userInfo.groups
 
 
 @dataclass(frozen=True)
@@ -403,6 +405,8 @@ def review(request: Request, context: Context | None = None) -> str | None:
             errors = cluster_update_errors(obj, request.old_object)
         else:
             errors = cluster_errors(obj)
+        if is_agent(request.groups):
+            errors = agent_cluster_errors(obj, request.old_object if request.operation == "UPDATE" else None) + errors
     else:
         return None  # ClusterResourceBinding and Work have mutating admission only
     return aggregate(errors) if errors else None
