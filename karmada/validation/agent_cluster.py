@@ -9,9 +9,10 @@ there), or relabel and untaint it to draw in workloads meant for other clusters.
 The agent writes its Cluster's spec once, on its first start after the control
 plane created the object (``agent/cluster_spec.py``): ``id``, and the
 ``apiEndpoint``, ``proxyURL``, ``provider``, ``region`` and ``zones`` given to
-``register``. Those may be set while empty and never changed afterwards; the
-fields below never; status goes through the ``status`` subresource, which the
-webhook does not see. Pure: the webhook passes the request's userInfo groups.
+``register``. Those may be set only in that first write, while ``spec.id`` is
+still empty, and never changed afterwards; the fields below never; status goes
+through the ``status`` subresource, which the webhook does not see. Pure: the
+webhook passes the request's userInfo groups.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ AGENT_FORBIDDEN_SPEC = (
     "proxyHeader",
     "taints",
 )
-# what the agent reports itself: set once while empty, never changed afterwards
+# what the agent reports itself: only in its first write (spec.id still empty), never afterwards
 AGENT_SET_ONCE_SPEC = ("id", "apiEndpoint", "proxyURL", "provider", "region", "zone", "zones")
 _MESSAGE = "may not be changed by a cluster agent (group system:karmada:agents)"
 
@@ -58,10 +59,11 @@ def agent_cluster_errors(new: Obj, old: Obj | None) -> list[FieldError]:
             continue  # a Cluster an agent creates is a Pull one
         if after != before and not (_empty(after) and _empty(before)):
             errors.append(forbidden(f"spec.{name}", _MESSAGE))
+    reported = not _empty(old_spec.get("id"))
     for name in AGENT_SET_ONCE_SPEC:
         before, after = old_spec.get(name), new_spec.get(name)
-        if after != before and not _empty(before):
-            errors.append(forbidden(f"spec.{name}", f"{_MESSAGE} once set"))
+        if after != before and (reported or not _empty(before)):
+            errors.append(forbidden(f"spec.{name}", f"{_MESSAGE} after its first report (spec.id set)"))
     new_meta: Obj = new.get("metadata") or {}
     old_meta: Obj = (old or {}).get("metadata") or {}
     for part in ("labels", "annotations"):
