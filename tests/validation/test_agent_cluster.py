@@ -42,7 +42,8 @@ CASES = [
         _with(STORED, "spec", "insecureSkipTLSVerification", True),
         ["spec.insecureSkipTLSVerification"],
     ),
-    ("proxyURL", STORED, _with(STORED, "spec", "proxyURL", "http://127.0.0.1:1"), []),  # unset before: first report
+    ("proxyURL added later", STORED, _with(STORED, "spec", "proxyURL", "http://127.0.0.1:1"), ["spec.proxyURL"]),
+    ("zones added later", STORED, _with(STORED, "spec", "zones", ["z"]), ["spec.zones"]),
     ("proxyHeader", STORED, _with(STORED, "spec", "proxyHeader", {"a": "b"}), ["spec.proxyHeader"]),
     ("taint added", STORED, _with(STORED, "spec", "taints", [{"key": "k", "effect": "NoSchedule"}]), ["spec.taints"]),
     (
