@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import signal
@@ -263,6 +264,7 @@ class PartitionProxy:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> PartitionProxy:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -270,6 +272,17 @@ class PartitionProxy:
         return self
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await self._relay(reader, writer)
+        except asyncio.CancelledError:
+            pass  # closed with the proxy: nothing to report
+        finally:
+            self._tasks.discard(task)
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.cut:
             writer.close()
             return
@@ -304,6 +317,9 @@ class PartitionProxy:
 
     async def close(self) -> None:
         self.sever()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -514,6 +530,7 @@ def main() -> None:
     parser.add_argument("--hold-scale", type=float, default=1.0, help="times the 5-60 s of a stop or partition")
     parser.add_argument("--converge-timeout", type=float, default=300.0)
     parser.add_argument("--no-partition", action="store_true", help="agents straight to the API server, no cuts")
+    parser.add_argument("--json", type=Path, help="also write the summary (summary()) to this file")
     args = parser.parse_args()
     options = Options(
         members=args.members,
@@ -531,6 +548,31 @@ def main() -> None:
             for key in keys[:5]:
                 print(f"  after {r.fault.target} {r.fault.action}: {kind} {key}")
     print(table(result))
+    if args.json is not None:
+        args.json.write_text(json.dumps(summary(result), indent=1))
+
+
+def summary(result: Result) -> dict[str, Any]:
+    """The run's outcome as data: the final counts, what stayed unbound, the programs that
+    needed a manual restart, and each round's fault, convergence time and counts."""
+    return {
+        "final": result.final.counts(),
+        "final_unbound": [list(t) for t in result.final_unbound],
+        "manual": result.manual,
+        "rounds": [
+            {
+                "fault": f"{r.fault.target} {r.fault.action} {r.fault.member or ''}".strip(),
+                "hold": r.fault.hold,
+                "converged": r.converged,
+                "counts": r.audit.counts(),
+                "lost": [list(k) for k in r.audit.lost],
+                "duplicated": [list(k) for k in r.audit.duplicated],
+                "stale": [list(k) for k in r.audit.stale],
+                "orphaned": [list(k) for k in r.audit.orphaned],
+            }
+            for r in result.rounds
+        ],
+    }
 
 
 if __name__ == "__main__":
