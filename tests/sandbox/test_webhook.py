@@ -153,3 +153,70 @@ def test_a_protected_deployment_keeps_its_namespace_terminating(sandbox: Sandbox
     wait_for(
         lambda: karmada("get", "namespace", ns, check=False).returncode == 1, timeout=90, what="the namespace to go"
     )
+
+
+# (field path in the denial, merge patch) an agent sends with its own kubeconfig
+AGENT_PATCHES = {
+    "syncMode": ("spec.syncMode", {"spec": {"syncMode": "Push"}}),
+    "apiEndpoint": ("spec.apiEndpoint", {"spec": {"apiEndpoint": "https://127.0.0.1:1"}}),
+    "secretRef": ("spec.secretRef", {"spec": {"secretRef": {"namespace": "karmada-cluster", "name": "other"}}}),
+    "impersonatorSecretRef": (
+        "spec.impersonatorSecretRef",
+        {"spec": {"impersonatorSecretRef": {"namespace": "karmada-cluster", "name": "other"}}},
+    ),
+    "insecureSkipTLSVerification": (
+        "spec.insecureSkipTLSVerification",
+        {"spec": {"insecureSkipTLSVerification": True}},
+    ),
+    "proxyURL": ("spec.proxyURL", {"spec": {"proxyURL": "http://127.0.0.1:3128"}}),
+    "proxyHeader": ("spec.proxyHeader", {"spec": {"proxyHeader": {"X-Who": "me"}}}),
+    "taints": ("spec.taints", {"spec": {"taints": [{"key": "mine", "effect": "NoSchedule"}]}}),
+    "labels": ("metadata.labels[gpu]", {"metadata": {"labels": {"gpu": "yes"}}}),
+    "annotations": ("metadata.annotations[note]", {"metadata": {"annotations": {"note": "x"}}}),
+}
+
+
+def _agent(sandbox: Sandbox) -> Kubectl:
+    """kubectl with the credentials the sandbox's member1 agent runs with (its issued certificate)."""
+    return Kubectl(sandbox.directory / "member1" / "karmada-agent.kubeconfig", sandbox.karmada.cache_dir)
+
+
+@pytest.mark.parametrize("field", list(AGENT_PATCHES))
+def test_an_agent_cannot_change_what_it_does_not_report(sandbox: Sandbox, field: str) -> None:
+    assert_webhooks_called(sandbox.karmada)
+    path, patch = AGENT_PATCHES[field]
+    before = json.loads(sandbox.karmada("get", "cluster", "member1", "-o", "json").stdout)
+    result = _agent(sandbox)("patch", "cluster", "member1", "--type", "merge", "-p", json.dumps(patch), check=False)
+    assert result.returncode == 1, result.stdout
+    message = result.stderr.strip()
+    denial = f'admission webhook "cluster.karmada.io" denied the request: {path}: Forbidden: '
+    assert denial + "may not be changed by a cluster agent" in message, message
+    after = json.loads(sandbox.karmada("get", "cluster", "member1", "-o", "json").stdout)
+    assert (after["spec"], after["metadata"].get("labels"), after["metadata"].get("annotations")) == (
+        before["spec"],
+        before["metadata"].get("labels"),
+        before["metadata"].get("annotations"),
+    )
+    # the same patch from the administrator is the administrator's to make
+    if field == "labels":
+        sandbox.karmada("patch", "cluster", "member1", "--type", "merge", "-p", json.dumps(patch))
+        sandbox.karmada("label", "cluster", "member1", "gpu-")
+
+
+def test_the_agent_still_heartbeats_and_reports_status(sandbox: Sandbox) -> None:
+    karmada = sandbox.karmada
+    renewed = karmada("get", "lease", "member1", "-n", "karmada-cluster", "-o", "jsonpath={.spec.renewTime}").stdout
+    wait_for(
+        lambda: (
+            karmada("get", "lease", "member1", "-n", "karmada-cluster", "-o", "jsonpath={.spec.renewTime}").stdout
+            != renewed
+        ),
+        timeout=60,
+        what="the agent to renew its Lease",
+    )
+    ready = '{.status.conditions[?(@.type=="Ready")].status}'
+    assert karmada("get", "cluster", "member1", "-o", f"jsonpath={ready}").stdout == "True"
+    # status is the status subresource, which the webhook does not see: the agent's own writes pass
+    version = karmada("get", "cluster", "member1", "-o", "jsonpath={.status.kubernetesVersion}").stdout
+    status = json.dumps({"status": {"kubernetesVersion": version}})
+    _agent(sandbox)("patch", "cluster", "member1", "--subresource=status", "--type", "merge", "-p", status)
