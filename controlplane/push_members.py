@@ -94,10 +94,37 @@ def access_key(cluster: Obj) -> tuple[str, str, str, bool, str]:
     )
 
 
+def secret_ownership_problem(cluster: Obj, secret: Obj) -> str | None:
+    """Why ``secret`` is not this cluster's to use, or None.
+
+    A Secret is a cluster's when its controller ownerReference is that Cluster (name and UID), as
+    ``karmada join`` (Karmada's and ours) leaves it: a ``secretRef`` pointed at another member's
+    Secret would otherwise send that member's token to whatever ``apiEndpoint`` says."""
+    meta, secret_meta = cluster.get("metadata") or {}, secret.get("metadata") or {}
+    for owner in secret_meta.get("ownerReferences") or []:
+        if (
+            owner.get("controller")
+            and owner.get("kind") == "Cluster"
+            and str(owner.get("apiVersion") or "").startswith("cluster.karmada.io/")
+            and owner.get("name") == meta.get("name")
+            and owner.get("uid") == meta.get("uid")
+        ):
+            return None
+    return (
+        f"Secret {secret_meta.get('namespace')}/{secret_meta.get('name')} is not this cluster's: it has no "
+        f"controller ownerReference to Cluster {meta.get('name')} (uid {meta.get('uid')}); "
+        "`kubectl karmada join` sets it, or add it to the Secret"
+    )
+
+
 def member_config(cluster: Obj, secret: Obj) -> ClusterConfig:
-    """The member's connection from the Cluster and its Secret (``token``, ``caBundle``)."""
+    """The member's connection from the Cluster and its Secret (``token``, ``caBundle``);
+    ValueError, before anything is sent, when the Secret is not this cluster's."""
     spec = cluster.get("spec") or {}
     data = secret.get("data") or {}
+    problem = secret_ownership_problem(cluster, secret)
+    if problem:
+        raise ValueError(problem)
     if not spec.get("apiEndpoint"):
         raise ValueError("spec.apiEndpoint is empty")
     if not data.get("token"):
@@ -209,7 +236,8 @@ class PushMembers:
             return 10.0
         except (ValueError, UnicodeDecodeError) as exc:
             log.warning("push cluster %s: unusable credentials: %s", name, exc)
-            return None  # a change to the Cluster brings it back
+            await self.context.recorder.record(cluster, "Warning", "UnusableCredentials", str(exc))
+            return 10.0  # the Secret is not watched: a fixed one is read again
         members = MemberSet(self.client, KubeClient(config), name, self.context, self.parts)
         self.members[name] = (key, members)
         members.start()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controlplane.push_members import access_key, member_config
+from controlplane.push_members import access_key, member_config, secret_ownership_problem
 from karmada.registration.join import CLUSTER_POLICY_RULES, JoinOptions, control_plane_objects, member_objects, redacted
 
 
@@ -76,16 +76,25 @@ def test_the_cluster_and_its_secrets(options: JoinOptions, ca: bytes | None, exp
     assert shown[0]["data"]["token"] == "<redacted>" and base64.b64decode(secret["data"]["token"]) == b"tok"
 
 
-def _secret(**data: bytes) -> dict[str, Any]:
+CLUSTER_META = {"name": "member1", "uid": "uid-1"}
+OWNER = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "controller": True, **CLUSTER_META}
+
+
+def _secret(owners: list[dict[str, Any]] | None = None, **data: bytes) -> dict[str, Any]:
     return {
-        "metadata": {"name": "m1", "namespace": "karmada-cluster"},
+        "metadata": {
+            "name": "m1",
+            "namespace": "karmada-cluster",
+            "ownerReferences": [OWNER] if owners is None else owners,
+        },
         "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
     }
 
 
 def test_member_config_from_the_secret() -> None:
     cluster = {
-        "spec": {"apiEndpoint": "https://10.0.0.1:6443/", "secretRef": {"namespace": "karmada-cluster", "name": "m1"}}
+        "metadata": CLUSTER_META,
+        "spec": {"apiEndpoint": "https://10.0.0.1:6443/", "secretRef": {"namespace": "karmada-cluster", "name": "m1"}},
     }
     config = member_config(cluster, _secret(token=b"tok", caBundle=b"PEM"))
     assert (config.server, config.ca_pem, config.credentials.token, config.insecure) == (
@@ -106,4 +115,29 @@ def test_member_config_from_the_secret() -> None:
 )
 def test_member_config_says_what_is_missing(spec: dict[str, Any], secret: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        member_config({"spec": spec}, secret)
+        member_config({"metadata": CLUSTER_META, "spec": spec}, secret)
+
+
+NOT_OURS = "Secret karmada-cluster/m1 is not this cluster's: it has no controller ownerReference to Cluster member1"
+
+
+@pytest.mark.parametrize(
+    ("owners", "problem"),
+    [
+        ([OWNER], None),
+        ([], NOT_OURS),
+        ([{**OWNER, "name": "member2"}], NOT_OURS),  # another member's Secret
+        ([{**OWNER, "uid": "uid-old"}], NOT_OURS),  # a Cluster of the same name deleted and made again
+        ([{**OWNER, "controller": False}], NOT_OURS),
+        ([{**OWNER, "kind": "ConfigMap", "apiVersion": "v1"}], NOT_OURS),
+        ([{**OWNER, "name": "member2", "uid": "u2"}, OWNER], None),
+    ],
+)
+def test_a_push_cluster_reads_only_a_secret_it_owns(owners: list[dict[str, Any]], problem: str | None) -> None:
+    cluster = {"metadata": CLUSTER_META, "spec": {"apiEndpoint": "https://127.0.0.1:1"}}
+    secret = _secret(owners, token=b"tok")
+    found = secret_ownership_problem(cluster, secret)
+    assert found == problem if problem is None else (found or "").startswith(problem)
+    if problem is not None:
+        with pytest.raises(ValueError, match="is not this cluster's"):
+            member_config(cluster, secret)
