@@ -189,8 +189,8 @@ def test_an_agent_cannot_change_what_it_does_not_report(sandbox: Sandbox, field:
     result = _agent(sandbox)("patch", "cluster", "member1", "--type", "merge", "-p", json.dumps(patch), check=False)
     assert result.returncode == 1, result.stdout
     message = result.stderr.strip()
-    denial = f'admission webhook "cluster.karmada.io" denied the request: {path}: Forbidden: '
-    assert denial + "may not be changed by a cluster agent" in message, message
+    denial = f'Error from server (Forbidden): admission webhook "cluster.karmada.io" denied the request: {path}: '
+    assert message.startswith(denial + "Forbidden: may not be changed by a cluster agent"), message
     after = json.loads(sandbox.karmada("get", "cluster", "member1", "-o", "json").stdout)
     assert (after["spec"], after["metadata"].get("labels"), after["metadata"].get("annotations")) == (
         before["spec"],
