@@ -39,7 +39,10 @@ Each apply of a Work's manifests is timed in Karmada's
 ``work_sync_workload_duration_seconds{result}``.
 
 A Work being deleted removes its member objects (propagation Background,
-only those labelled as managed) or, with ``preserveResourcesOnDeletion``,
+only those labelled as managed and, when the manifest carries one, with the
+manifest's ``work.karmada.io/permanent-id``: :mod:`karmada.members.ownership`;
+an object of the same name that is not the Work's own stays, and a Warning
+``DeleteWorkloadSkipped`` on the Work says why) or, with ``preserveResourcesOnDeletion``,
 strips Karmada's labels and annotations from them, before its
 ``karmada.io/execution-controller`` finalizer goes. Beyond Karmada (which
 lets the Work go once the member accepted the delete), the finalizer goes
@@ -114,6 +117,7 @@ from karmada.kube.resources import (
     WORKS,
     UnknownKind,
 )
+from karmada.members.ownership import deletion_refusal
 from karmada.members.work_events import WorkEvent, interpret_health_failed, reflect_status_failed, status_events
 from karmada.timestamps import now_time
 
@@ -124,6 +128,8 @@ Condition = tuple[str, str, str, str]
 DISPATCHING = "Dispatching"
 APPLIED = "Applied"
 SUSPENDED_MESSAGE = "Work dispatching is in a suspended state."
+# ours (Karmada only logs it): a Work's deletion left a member object that is not its own
+DELETE_WORKLOAD_SKIPPED = "DeleteWorkloadSkipped"
 DISPATCHING_MESSAGE = "Work is being dispatched to member clusters."
 APPLIED_MESSAGE = "Manifest has been successfully applied"
 CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
@@ -639,7 +645,7 @@ class ExecutionController:
         if preserve or ready:
             # a cluster being removed lets its Works go once the deletes are accepted
             leaving = cluster is not None and bool(cluster["metadata"].get("deletionTimestamp"))
-            terminating = [m for m in manifests if not await self._remove_one(m, preserve) and not leaving]
+            terminating = [m for m in manifests if not await self._remove_one(work, m, preserve) and not leaving]
             if terminating:
                 log.info(
                     "work %s/%s: deletion waits until %s is gone from cluster %s",
@@ -666,17 +672,25 @@ class ExecutionController:
         self.synced_generation.pop(name, None)
         return True
 
-    async def _remove_one(self, manifest: Obj, preserve: bool) -> bool:
+    async def _remove_one(self, work: Obj, manifest: Obj, preserve: bool) -> bool:
         """Whether the member object is handled: kept without Karmada's marks, or confirmed gone."""
         try:
             resource = await self.mapper.resource_for(manifest["apiVersion"], manifest["kind"])
         except UnknownKind:
             return True  # the member does not serve the kind: nothing of it is there
         meta = manifest.get("metadata") or {}
+        work_name = work["metadata"]["name"]
         namespace = (meta.get("namespace") or "default") if resource.namespaced else None
         self.written.pop((resource, namespace or "", str(meta["name"])), None)
         observed = await self.member.get_or_none(resource, meta["name"], namespace)
-        if observed is None or not _managed(observed):
+        if observed is None:
+            return True
+        refusal = deletion_refusal(manifest, observed, self.cluster_name)
+        if refusal is not None:
+            # not this Work's object: neither deleted nor stripped of marks that are not its own
+            log.info("work %s/%s: %s", self.namespace, work_name, refusal)
+            if not preserve:
+                await self.recorder.record(work, "Warning", DELETE_WORKLOAD_SKIPPED, refusal)
             return True
         if preserve:
             kept = await a_merge_for_update(strip_karmada_marks(manifest), observed, self.interpreter)

@@ -153,3 +153,51 @@ def test_conflicts_and_broken_manifests_fail_only_their_work(pull_mode: PullMode
     overwrite["data"] = {"k": "ours"}
     pull_mode.admin("apply", "-f", "-", stdin=json.dumps(work("conflict", overwrite, target.ns)))
     wait_for(lambda: member("get", "cm", "theirs", "-o", "jsonpath={.data.k}").stdout == "ours", what="overwritten")
+
+
+def test_a_deleted_work_leaves_member_objects_that_are_not_its_own(pull_mode: PullMode, target: Target) -> None:
+    member = target.member
+    # made in the member by someone else, named as the Work's manifests: one without Karmada's
+    # label, one with the label copied but not the Work's permanent id
+    for name, labels in (("someones", {}), ("lookalike", {"karmada.io/managed": "true"})):
+        theirs = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}}
+        member("create", "-f", "-", stdin=json.dumps({**theirs, "data": {"owner": "someone"}}))
+    manifests = []
+    for name in ("someones", "lookalike"):
+        labels = {"work.karmada.io/permanent-id": "7d1f0c52-0000-4000-8000-000000000001"}
+        manifests.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}})
+    body = work("not-mine", manifests[0], target.ns)
+    body["spec"]["workload"]["manifests"].append(manifests[1])
+    body["spec"]["suspendDispatching"] = True  # nothing applied: the member objects stay someone else's
+    pull_mode.admin("apply", "-f", "-", stdin=json.dumps(body))
+    wait_for(
+        lambda: (_condition(pull_mode, target, "not-mine", "Dispatching") or {}).get("status") == "False",
+        what="the agent saw the Work",
+    )
+    pull_mode.admin("delete", "work", "not-mine", "-n", target.ns, "--wait=false")
+    wait_for(
+        lambda: pull_mode.admin("get", "work", "not-mine", "-n", target.ns, check=False).returncode != 0,
+        what="Work gone",
+    )
+    for name in ("someones", "lookalike"):
+        data = json.loads(member("get", "configmap", name, "-o", "json").stdout).get("data")
+        assert data == {"owner": "someone"}, name
+
+    def skipped() -> set[str]:
+        events = pull_mode.admin(
+            "get", "events", "-n", target.ns, "--field-selector", "involvedObject.name=not-mine", "-o", "json"
+        )
+        items = json.loads(events.stdout)["items"]
+        return {e["message"] for e in items if e["reason"] == "DeleteWorkloadSkipped" and e["type"] == "Warning"}
+
+    where = f"which exists in the member cluster {target.cluster}"
+    wanted = {
+        f"Abort deleting the resource(kind=ConfigMap, default/someones) {where} but is not managed by Karmada.",
+        f"Abort deleting the resource(kind=ConfigMap, default/lookalike) {where} but is not this Work's: "
+        "it has no work.karmada.io/permanent-id, this Work's is 7d1f0c52-0000-4000-8000-000000000001.",
+    }
+    try:
+        wait_for(lambda: skipped() >= wanted, what="DeleteWorkloadSkipped events on the Work")
+    finally:
+        for name in ("someones", "lookalike"):
+            member("delete", "configmap", name, check=False)
