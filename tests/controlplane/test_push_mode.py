@@ -8,7 +8,10 @@ control plane and the member."""
 
 from __future__ import annotations
 
+import base64
 import json
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -216,3 +219,65 @@ def _namespace_policy(cluster: str, names: list[str]) -> dict[str, Any]:
             "placement": {"clusterAffinity": {"clusterNames": [cluster]}},
         },
     }
+
+
+def test_a_push_cluster_never_uses_a_secret_it_does_not_own(pull_mode: PullMode, workdir: Path) -> None:
+    """A Cluster whose secretRef names a Secret not owned by it (another member's, or one made by
+    hand) gets an UnusableCredentials event, and its apiEndpoint never sees a connection."""
+    connections: list[object] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connections.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    token = base64.b64encode(b"another-members-token").decode()
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "not-thief", "namespace": "karmada-cluster"},
+        "data": {"token": token},
+    }
+    cluster = {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "thief"},
+        "spec": {
+            "syncMode": "Push",
+            "apiEndpoint": f"https://127.0.0.1:{listener.getsockname()[1]}",
+            "secretRef": {"namespace": "karmada-cluster", "name": "not-thief"},
+        },
+    }
+    try:
+        pull_mode.admin("create", "namespace", "karmada-cluster", check=False)
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(secret))
+        pull_mode.admin("apply", "-f", "-", stdin=json.dumps(cluster))
+
+        def refused() -> str:
+            events = _json(pull_mode.admin, "get", "events", "-A", "--field-selector", "involvedObject.name=thief")
+            for event in (events or {}).get("items") or []:
+                if event.get("reason") == "UnusableCredentials":
+                    return str(event["message"])
+            return ""
+
+        message = wait_for(refused, timeout=30, what="the UnusableCredentials event")
+        assert message.startswith(
+            "Secret karmada-cluster/not-thief is not this cluster's: "
+            "it has no controller ownerReference to Cluster thief"
+        )
+        assert connections == []
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        pull_mode.admin("delete", "cluster", "thief", "--ignore-not-found")
+        pull_mode.admin("delete", "secret", "not-thief", "-n", "karmada-cluster", "--ignore-not-found")
