@@ -231,6 +231,10 @@ async def _templates(client: KubeClient) -> tuple[dict[Template, str], dict[Temp
             versions[key] = _version({**obj, "kind": resource.kind})
             if resource is DEPLOYMENTS:
                 replicas[key] = int((obj.get("spec") or {}).get("replicas") or 0)
+    # a ConfigMap whose Deployment is gone (or whose create a fault refused) is required by
+    # nothing: no policy selects it, so it has no binding and no member may hold it
+    required = {(CONFIGMAPS.kind, NAMESPACE, f"{name}-config") for kind, _, name in replicas}
+    versions = {t: v for t, v in versions.items() if t[0] != CONFIGMAPS.kind or t in required}
     return versions, replicas
 
 
