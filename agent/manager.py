@@ -206,7 +206,7 @@ class Agent:
         finally:
             self.leading = self.synced = False
             self.status = None
-            if not drain:
+            if not drain and not (self._stop is not None and self._stop.is_set()):  # not a shutdown while listing
                 log.warning("leadership of cluster %s lost: stopping at once, without draining", name)
             stops = [supervisor.stop()] + ([execution.stop(drain=drain)] if execution is not None else [])
             await asyncio.gather(*stops, return_exceptions=True)

@@ -154,7 +154,7 @@ class ControlPlane:
             drain = True
         finally:
             self.leading = self.synced = False
-            if not drain:
+            if not drain and not (self._stop is not None and self._stop.is_set()):  # not a shutdown while listing
                 log.warning("leadership lost: stopping every controller at once, without draining")
             # all together: no worker writes on while another one drains
             await asyncio.gather(supervisor.stop(), *(c.stop(drain=drain) for c in controllers), return_exceptions=True)
