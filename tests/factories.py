@@ -111,3 +111,27 @@ def crd(
         "metadata": {"name": f"{plural}.{group}"},
         "spec": {"group": group, "scope": scope, "names": names, "versions": [version]},
     }
+
+
+def deployment_list(prefix: str, count: int, label: str) -> dict[str, Any]:
+    """A v1 List of ``count`` one-replica nginx Deployments ``<prefix>-<i>`` in default, labelled ``test=<label>``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"test": label}},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": f"{prefix}-{i}"}},
+                    "template": {
+                        "metadata": {"labels": {"app": f"{prefix}-{i}"}},
+                        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                    },
+                },
+            }
+            for i in range(count)
+        ],
+    }

@@ -48,7 +48,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def metric(port: int, name: str, **labels: str) -> float:
+def metric(port: int, name: str, /, **labels: str) -> float:
     """The sum of the samples of ``name`` with ``labels`` on ``http://127.0.0.1:<port>/metrics``
     (0 while the program does not answer)."""
     try:

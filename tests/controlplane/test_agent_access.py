@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import socket
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from karmada.registration.access import (
     agent_rbac,
 )
 from localkube.metrics import parse_request_totals
+from tests.programs import free_port, metric
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
 
@@ -116,13 +115,6 @@ def test_access_events_queue_the_cluster_only_when_its_access_drifted(
 
 
 # -- the real control plane against one API server, restarted ------------------------------
-def _free_port() -> int:
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        port: int = listener.getsockname()[1]
-        return port
-
-
 def _pull_cluster(name: str) -> Obj:
     return {
         "apiVersion": "cluster.karmada.io/v1alpha1",
@@ -137,7 +129,7 @@ class Plane:
 
     def __init__(self, env: PullMode) -> None:
         self.env = env
-        self.port = _free_port()
+        self.port = free_port()
 
     def start(self) -> None:
         self.env.start_controlplane(
@@ -151,18 +143,9 @@ class Plane:
             self.env.controlplane.stop()
             self.env.controlplane = None
 
-    def metric(self, metric: str, **labels: str) -> float:
+    def metric(self, series: str, **labels: str) -> float:
         """The sum of a sample of the control plane's /metrics (0 while it does not answer)."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
-                text = response.read().decode()
-        except OSError:
-            return 0.0
-        total = 0.0
-        for line in text.splitlines():
-            if line.startswith(metric + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
-                total += float(line.rsplit(" ", 1)[1])
-        return total
+        return metric(self.port, series, **labels)
 
     def idle(self, reconciles: int) -> bool:
         """The cluster controller has done ``reconciles`` and has nothing queued."""

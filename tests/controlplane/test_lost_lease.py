@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from localkube.metrics import parse_user_writes
 from tests.controlplane.test_leadership_terms import EXECUTION_SPACE, MEMBER, add_ready_cluster
+from tests.factories import deployment_list
 from tests.programs import BIN_DIR, Background
 from tests.pullmode import PullMode, wait_for
 from tests.servers import ServerThread
@@ -38,23 +38,7 @@ def _works(env: PullMode, prefix: str) -> int:
 
 
 def _deployments(prefix: str) -> str:
-    items: list[dict[str, Any]] = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"test": "lost-lease"}},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": f"{prefix}-{i}"}},
-                "template": {
-                    "metadata": {"labels": {"app": f"{prefix}-{i}"}},
-                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-                },
-            },
-        }
-        for i in range(COUNT)
-    ]
-    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    return json.dumps(deployment_list(prefix, COUNT, "lost-lease"))
 
 
 POLICY = {

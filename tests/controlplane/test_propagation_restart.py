@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from karmada.api.names import binding_name, work_name
+from tests.factories import deployment_list
 from tests.pullmode import PullMode, wait_for
 from tests.servers import Kubectl, ServerThread
 
@@ -66,26 +67,6 @@ def _policy() -> dict[str, Any]:
     }
 
 
-def _deployments(prefix: str) -> dict[str, Any]:
-    items = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"test": "restart"}},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": f"{prefix}-{i}"}},
-                "template": {
-                    "metadata": {"labels": {"app": f"{prefix}-{i}"}},
-                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-                },
-            },
-        }
-        for i in range(COUNT)
-    ]
-    return {"apiVersion": "v1", "kind": "List", "items": items}
-
-
 def _names(kubectl: Kubectl, *args: str) -> list[str]:
     out = kubectl("get", *args, "-o", "jsonpath={range .items[*]}{.metadata.name}{'\\n'}{end}", timeout=60).stdout
     return [line for line in out.splitlines() if line]
@@ -132,7 +113,7 @@ def _converged(env: PullMode, members: dict[str, Kubectl], prefix: str) -> None:
 
 def test_control_plane_killed_mid_propagation(fleet: PullMode, member1: ServerThread, member2: ServerThread) -> None:
     members = {"member1": fleet.member_admin(member1, "member1"), "member2": fleet.member_admin(member2, "member2")}
-    fleet.admin("apply", "-f", "-", stdin=json.dumps(_deployments("cp")), timeout=120)
+    fleet.admin("apply", "-f", "-", stdin=json.dumps(deployment_list("cp", COUNT, "restart")), timeout=120)
     wait_for(
         lambda: len(_of("cp", _names(fleet.admin, "works", "-n", "karmada-es-member1"))) >= 10,
         timeout=120,
@@ -147,7 +128,7 @@ def test_control_plane_killed_mid_propagation(fleet: PullMode, member1: ServerTh
 
 def test_agent_killed_mid_propagation(fleet: PullMode, member1: ServerThread, member2: ServerThread) -> None:
     members = {"member1": fleet.member_admin(member1, "member1"), "member2": fleet.member_admin(member2, "member2")}
-    fleet.admin("apply", "-f", "-", stdin=json.dumps(_deployments("ag")), timeout=120)
+    fleet.admin("apply", "-f", "-", stdin=json.dumps(deployment_list("ag", COUNT, "restart")), timeout=120)
     wait_for(
         lambda: len(_of("ag", _names(members["member1"], "deployments", "-n", "default"))) >= 10,
         timeout=120,
