@@ -243,9 +243,9 @@ def _webhook(entry: tuple[str, str, str, str, str], prefix: str, ca_pem: bytes, 
             }
         ],
         "clientConfig": _client_config(f"{prefix}-{suffix}", ca_pem, url),
-        # ours, for Cluster (Karmada checks it in its aggregated API server): a webhook outage must
-        # not stop agents registering, so it is Ignore where Karmada's own webhooks are Fail
-        "failurePolicy": "Ignore" if suffix == "cluster" else "Fail",
+        # Fail for Cluster too: Karmada validates Clusters in its aggregated API server, which no
+        # outage bypasses, and Ignore would let an agent change its Cluster while the webhook is down
+        "failurePolicy": "Fail",
         "sideEffects": "NoneOnDryRun" if (prefix, suffix) == ("validate", "resourcebinding") else "None",
         "admissionReviewVersions": ["v1"],
         "timeoutSeconds": 10 if suffix == "resourceinterpretercustomization" else 3,

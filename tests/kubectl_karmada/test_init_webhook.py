@@ -47,7 +47,7 @@ def test_init_registers_a_webhook_served_by_url(plugin: Plugin, admin: Kubectl, 
     )
     assert hooks["resourceinterpretercustomization.karmada.io"]["timeoutSeconds"] == 10
     assert hooks["resourcebinding.karmada.io"]["sideEffects"] == "NoneOnDryRun"
-    assert hooks["cluster.karmada.io"]["failurePolicy"] == "Ignore"  # ours: never blocks a registration
+    assert hooks["cluster.karmada.io"]["failurePolicy"] == "Fail"  # an outage lets no agent change through
     mutating = json.loads(admin("get", "mutatingwebhookconfiguration", "mutating-config", "-o", "json").stdout)
     mutating_hooks = {h["name"]: h for h in mutating["webhooks"]}
     assert mutating_hooks["resourcebinding.karmada.io"]["rules"][0]["operations"] == ["CREATE"]

@@ -10,6 +10,8 @@ add it otherwise). It fails rather than skips: a skip would hide the regression.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import ssl
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from karmada.sandbox.sandbox import WEBHOOK
+from karmada.sandbox.sandbox import Sandbox as SandboxState
 from tests.pullmode import wait_for
 from tests.servers import Kubectl, Plugin
 
@@ -220,3 +224,28 @@ def test_the_agent_still_heartbeats_and_reports_status(sandbox: Sandbox) -> None
     version = karmada("get", "cluster", "member1", "-o", "jsonpath={.status.kubernetesVersion}").stdout
     status = json.dumps({"status": {"kubernetesVersion": version}})
     _agent(sandbox)("patch", "cluster", "member1", "--subresource=status", "--type", "merge", "-p", status)
+
+
+def test_a_stopped_webhook_refuses_the_agent_too(sandbox: Sandbox) -> None:
+    """failurePolicy Fail: with karmada-webhook frozen (SIGSTOP, so its calls time out) an
+    agent's change is refused, not let through unchecked; heartbeats go on, and once the
+    webhook runs again the same patch gets the webhook's own refusal."""
+    state = SandboxState.load(sandbox.directory)
+    assert state is not None
+    webhook = next(p for p in state.processes if p.name == WEBHOOK)
+    pid = webhook.program_pid()
+    assert pid is not None
+    patch = json.dumps(AGENT_PATCHES["syncMode"][1])
+    lease = ("get", "lease", "member1", "-n", "karmada-cluster", "-o", "jsonpath={.spec.renewTime}")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        result = _agent(sandbox)("patch", "cluster", "member1", "--type", "merge", "-p", patch, check=False)
+        assert result.returncode == 1, result.stdout
+        assert 'failed calling webhook "cluster.karmada.io"' in result.stderr, result.stderr
+        renewed = sandbox.karmada(*lease).stdout
+        wait_for(lambda: sandbox.karmada(*lease).stdout != renewed, timeout=60, what="a heartbeat while it is down")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert json.loads(sandbox.karmada("get", "cluster", "member1", "-o", "json").stdout)["spec"]["syncMode"] == "Pull"
+    result = _agent(sandbox)("patch", "cluster", "member1", "--type", "merge", "-p", patch, check=False)
+    assert "denied the request: spec.syncMode: Forbidden" in result.stderr, result.stderr
