@@ -1,7 +1,8 @@
 """The health monitor of pull clusters (Karmada's cluster controller monitor).
 
 For each cluster it keeps, in memory, the last Ready condition and heartbeat
-Lease renewTime it saw and when either last changed (the probe time). When
+Lease renewTime it saw and when either last changed (the probe time, on
+the control plane's clock: the agent's clock may jump). When
 neither moved for the grace period (the startup grace period while the agent
 has never posted Ready, counted from creation) a pull cluster gets
 Ready=Unknown: ``ClusterStatusUnknown`` "Cluster status controller stopped
@@ -127,7 +128,10 @@ class ProbeTracker:
             saved.ready = copy.deepcopy(ready)
 
     def observe_lease(self, lease: Obj, now: datetime.datetime) -> None:
-        """A heartbeat Lease was added or renewed; only a later renewTime counts."""
+        """A heartbeat Lease was added or renewed: any change of renewTime counts, an earlier
+        one too. The time is the agent's clock; Karmada (like kube's node lifecycle controller)
+        counts only a later one, so an agent whose clock is stepped back looks silent until its
+        clock passes the old value, and its cluster fails over meanwhile."""
         name = (lease.get("metadata") or {}).get("name") or ""
         text = (lease.get("spec") or {}).get("renewTime")
         if not text:
@@ -135,10 +139,9 @@ class ProbeTracker:
         renewed = parse_time(text)
         saved = self._health.get(name)
         if saved is None:
-            if name not in self._renewed or renewed > self._renewed[name]:
-                self._renewed[name] = renewed
+            self._renewed[name] = renewed
             return
-        if saved.renew_time is not None and renewed <= saved.renew_time:
+        if saved.renew_time is not None and renewed == saved.renew_time:
             return
         saved.renew_time, saved.probe = renewed, now
         self._schedule(name, saved)

@@ -1,5 +1,5 @@
 """The health monitor's bookkeeping (:class:`controlplane.cluster_health.ProbeTracker`):
-probe times move on a new Ready condition or a later Lease renewTime only, deadlines
+probe times move on a new Ready condition or a changed Lease renewTime only, deadlines
 come due once, and removal, updates and mode changes are kept track of."""
 
 from __future__ import annotations
@@ -56,9 +56,24 @@ CASES: list[tuple[str, list[tuple[float, str, Any]], dict[float, list[str]]]] = 
         {44: [], 46: ["a"]},
     ),
     (
-        "an older renewTime does not count either",
+        "an older renewTime counts too: the agent's clock was stepped back, and it renewed",
         [(0, "cluster", cluster("a")), (10, "lease", lease("a", 10)), (30, "lease", lease("a", 3))],
-        {49: [], 51: ["a"]},
+        {51: [], 69: [], 71: ["a"]},
+    ),
+    (
+        "a renewTime an hour ahead, then back to the true time: both are renewals",
+        [(0, "cluster", cluster("a")), (10, "lease", lease("a", 3610)), (30, "lease", lease("a", 30))],
+        {51: [], 71: ["a"]},
+    ),
+    (
+        "a Lease seen before its Cluster: the latest renewTime seen counts, even an older one",
+        [
+            (0, "lease", lease("a", 3600)),
+            (5, "lease", lease("a", 5)),
+            (10, "cluster", cluster("a")),
+            (20, "lease", lease("a", 20)),
+        ],
+        {51: [], 59: [], 61: ["a"]},
     ),
     (
         "a Lease without renewTime is ignored",
