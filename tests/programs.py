@@ -74,14 +74,16 @@ def kubectl() -> str:
 class Background:
     """One of our programs running in the background, its output in a log file."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
         self.args = args
         self.log = log
+        self.env = env or {}  # on top of program_env()
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Background:
         with self.log.open("ab") as out:
-            self._process = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, env=program_env())
+            env = {**program_env(), **self.env}
+            self._process = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, env=env)
         return self
 
     @property

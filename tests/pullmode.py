@@ -128,8 +128,11 @@ class PullMode:
         member_kubeconfig = member.kubeconfig(self.workdir, f"{name}-admin", ["system:masters"])
         return [*args, f"--kubeconfig={member_kubeconfig}"]
 
-    def start_agent(self, member: ServerThread, name: str, *extra: str) -> Background:
-        agent = Background([*self.agent_command(member, name), *FAST_AGENT, *extra], self.workdir / f"{name}-agent.log")
+    def start_agent(
+        self, member: ServerThread, name: str, *extra: str, env: dict[str, str] | None = None
+    ) -> Background:
+        args = [*self.agent_command(member, name), *FAST_AGENT, *extra]
+        agent = Background(args, self.workdir / f"{name}-agent.log", env)
         self.agents[name] = agent.start()
         return agent
 
