@@ -30,11 +30,9 @@ def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubec
 
 
 def test_init_deploy_then_deinit(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--deploy", "--controlplane-image", "registry.example/karmada-py:1.0")
-    deployment = json.loads(admin("get", "deploy", "karmada-controlplane", "-n", "karmada-system", "-o", "json").stdout)
-    container = deployment["spec"]["template"]["spec"]["containers"][0]
-    assert container["image"] == "registry.example/karmada-py:1.0"
-    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "karmada-controlplane"
+    # a Cluster made before --deploy registers karmada-webhook, whose pods never run here (no
+    # kubelet): its Cluster webhook fails closed, so deinit must still remove this Cluster
+    plugin("init")
     admin(
         "apply",
         "-f",
@@ -42,6 +40,13 @@ def test_init_deploy_then_deinit(plugin: Plugin, admin: Kubectl) -> None:
         stdin='{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster",'
         '"metadata":{"name":"gone-soon"},"spec":{"syncMode":"Pull"}}',
     )
+    plugin("init", "--deploy", "--controlplane-image", "registry.example/karmada-py:1.0")
+    deployment = json.loads(admin("get", "deploy", "karmada-controlplane", "-n", "karmada-system", "-o", "json").stdout)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "registry.example/karmada-py:1.0"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "karmada-controlplane"
+    refused = admin("label", "cluster", "gone-soon", "a=b", check=False)
+    assert 'failed calling webhook "cluster.karmada.io"' in refused.stderr, refused.stderr
     out = plugin("deinit").stdout
     assert "Karmada removed." in out
     assert "cluster.karmada.io" not in admin("get", "crd", "-o", "name").stdout
