@@ -16,10 +16,11 @@ the fault's end to that is the round's convergence time. A program not running a
 ``--restart-timeout`` seconds after its fault is one that needed a manual restart: the bench
 says so and restarts it itself (SIGKILL of a stopped one is not that: SIGCONT comes first).
 
-Not here: a clock jump on a member. Time namespaces (``unshare --time``, available to root)
-offset only the monotonic and boot-time clocks, and only for processes started inside them,
-so they cannot jump a running member's clock, nor its wall clock at all; libfaketime is not
-installed, and changing the host's clock would change every program's.
+A clock fault steps one member agent's wall clock an hour ahead for the hold, then back to
+true time (an hour back): every agent runs under a :class:`karmada.sandbox.clock.SteppedClock`
+(libfaketime; ``--no-clock`` without it). A round has converged only once every Cluster is
+Ready again, too, so a cluster judged silent after a step (or any fault) shows as slow or
+unconverged, not as a clean audit of workloads that failed over.
 
 Run: ``python -m benchmarks.chaos_bench [--members 5 --deployments 500 --rounds 50 --seed 1]``.
 """
@@ -44,10 +45,11 @@ import yaml
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
-from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, RESOURCE_BINDINGS, Resource
+from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, NAMESPACES, RESOURCE_BINDINGS, Resource
 from karmada.private_files import write_private
-from karmada.sandbox.chaos import Audit, Fault, Have, Template, audit, percentile, plan, unbound, wanted
-from karmada.sandbox.processes import ProcessRecord
+from karmada.sandbox.chaos import Audit, Fault, Have, Template, audit, not_ready, percentile, plan, unbound, wanted
+from karmada.sandbox.clock import SteppedClock
+from karmada.sandbox.processes import ProcessRecord, start, stop
 from karmada.sandbox.sandbox import (
     CONTROL_PLANE,
     CONTROLLER_MANAGER,
@@ -77,6 +79,7 @@ class Options:
     converge_timeout: float = 300.0
     restart_timeout: float = 60.0
     partition: bool = True
+    clock: bool = True
     directory: Path | None = None
     say: Callable[[str], None] = print
 
@@ -88,6 +91,7 @@ class RoundResult:
     audit: Audit
     unbound: list[Template]
     manual: list[str]
+    not_ready: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +99,7 @@ class Result:
     rounds: list[RoundResult] = field(default_factory=list)
     final: Audit = field(default_factory=Audit)
     final_unbound: list[Template] = field(default_factory=list)
+    final_not_ready: list[str] = field(default_factory=list)
 
     @property
     def manual(self) -> list[str]:
@@ -341,6 +346,7 @@ def _process_of(fault: Fault) -> str:
         "agent": agent_name(fault.member or ""),
         "member-localkube": fault.member or "",
         "partition": agent_name(fault.member or ""),
+        "clock": agent_name(fault.member or ""),
     }[fault.target]
 
 
@@ -351,10 +357,17 @@ def _signal(record: ProcessRecord, signum: int) -> None:
             os.kill(pid, signum)
 
 
-async def _inject(fault: Fault, sandbox: Sandbox, proxies: dict[str, PartitionProxy], hold: float) -> None:
-    """Apply ``fault`` and, for a stop or a cut, undo it after ``hold`` seconds."""
+async def _inject(fault: Fault, sandbox: Sandbox, faulty: Faulty, hold: float) -> None:
+    """Apply ``fault`` and, for a stop, a cut or a clock step, undo it after ``hold`` seconds."""
     record = _record(sandbox, _process_of(fault))
-    if fault.action == "kill":
+    if fault.action == "step":
+        clock = faulty.clocks[fault.member or ""]
+        clock.step(CLOCK_STEP)
+        try:
+            await asyncio.sleep(hold)
+        finally:
+            clock.step(0)
+    elif fault.action == "kill":
         _signal(record, signal.SIGKILL)
     elif fault.action == "stop":
         _signal(record, signal.SIGSTOP)
@@ -363,7 +376,7 @@ async def _inject(fault: Fault, sandbox: Sandbox, proxies: dict[str, PartitionPr
         finally:
             _signal(record, signal.SIGCONT)
     else:
-        proxy = proxies[fault.member or ""]
+        proxy = faulty.proxies[fault.member or ""]
         proxy.sever()
         try:
             await asyncio.sleep(hold)
@@ -378,6 +391,33 @@ async def _running(record: ProcessRecord, timeout: float) -> bool:
             return True
         await asyncio.sleep(0.5)
     return False
+
+
+@dataclass
+class Faulty:
+    """What the bench put between the agents and the world: their relays and their clocks."""
+
+    proxies: dict[str, PartitionProxy] = field(default_factory=dict)
+    clocks: dict[str, SteppedClock] = field(default_factory=dict)
+
+
+CLOCK_STEP = 3600  # seconds ahead a clock fault puts an agent, until it steps back
+
+
+def _clock_agents(sandbox: Sandbox, clocks: dict[str, SteppedClock]) -> None:
+    """Start every agent's supervisor again with the agent on a stepped clock, through ``env``
+    (which execs the agent: the pid stays the program's), so that it stays on the clock across
+    restarts while the supervisor itself keeps the true one (it sleeps with ``time.sleep``,
+    which libfaketime breaks)."""
+    for member in sandbox.members:
+        clock = clocks[member] = SteppedClock(sandbox.directory / f"{member}.clock")
+        record = _record(sandbox, agent_name(member))
+        stop([record])
+        variables = [f"{key}={value}" for key, value in clock.env(dict(os.environ)).items()]
+        args = ["env", *variables, *record.args]
+        fresh = start(record.name, args, Path(record.log), Path(record.run_dir))
+        sandbox.processes[sandbox.processes.index(record)] = fresh
+    sandbox.save()  # `local down` finds the new supervisors
 
 
 async def _route_agents(sandbox: Sandbox, proxies: dict[str, PartitionProxy], timeout: float) -> None:
@@ -413,10 +453,15 @@ async def _converge(
         except (TimeoutError, KubeError, OSError):
             await asyncio.sleep(1)
             continue
-        if result.clean and not missing:
+        if result.clean and not missing and not await _not_ready(karmada):
             return time.monotonic() - began, result, missing
         await asyncio.sleep(1)
     return None, result, missing
+
+
+async def _not_ready(karmada: KubeClient) -> list[str]:
+    clusters = await asyncio.wait_for(karmada.list(CLUSTERS), 20.0)
+    return not_ready(clusters.get("items") or [])
 
 
 async def run(options: Options) -> Result:
@@ -424,23 +469,24 @@ async def run(options: Options) -> Result:
     with contextlib.ExitStack() as stack:
         directory = options.directory or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         sandbox = await up(SandboxOptions(directory=directory / "sandbox", members=names), lambda _: None)
-        proxies: dict[str, PartitionProxy] = {}
+        faulty = Faulty()
         try:
-            return await _run(options, sandbox, proxies)
+            return await _run(options, sandbox, faulty)
         finally:
-            for proxy in proxies.values():
+            for proxy in faulty.proxies.values():
                 await proxy.close()
             down(sandbox, lambda _: None)
 
 
-async def _run(options: Options, sandbox: Sandbox, proxies: dict[str, PartitionProxy]) -> Result:
+async def _run(options: Options, sandbox: Sandbox, faulty: Faulty) -> Result:
     say = options.say
     rng = random.Random(options.seed)
-    faults = plan(
-        options.rounds, sandbox.members, options.seed, (5 * options.hold_scale, 60 * options.hold_scale), options.churn
-    )
+    hold = (5 * options.hold_scale, 60 * options.hold_scale)
+    faults = plan(options.rounds, sandbox.members, options.seed, hold, options.churn, options.partition, options.clock)
+    if options.clock:
+        _clock_agents(sandbox, faulty.clocks)
     if options.partition:
-        await _route_agents(sandbox, proxies, options.restart_timeout)
+        await _route_agents(sandbox, faulty.proxies, options.restart_timeout)
     result = Result()
     members_config = {m: sandbox.directory / m / "admin.kubeconfig" for m in sandbox.members}
     async with contextlib.AsyncExitStack() as stack:
@@ -459,15 +505,17 @@ async def _run(options: Options, sandbox: Sandbox, proxies: dict[str, PartitionP
         took, _, _ = await _converge(karmada, members, options.converge_timeout)
         say(f"{options.deployments} Deployments placed in {took if took is not None else float('nan'):.1f}s")
         for number, fault in enumerate(faults, 1):
-            result.rounds.append(await _round(options, sandbox, proxies, karmada, members, workload, fault))
+            result.rounds.append(await _round(options, sandbox, faulty, karmada, members, workload, fault))
             last = result.rounds[-1]
             say(
                 f"round {number}: {fault.target} {fault.action} {fault.member or ''} hold {fault.hold:g}s "
                 f"-> {f'converged in {last.converged:.1f}s' if last.converged is not None else 'NOT converged'} "
                 f"{last.audit.counts()} unbound {len(last.unbound)}"
+                + (f" not Ready: {last.not_ready}" if last.not_ready else "")
                 + (f" manual restart: {last.manual}" if last.manual else "")
             )
         _, result.final, result.final_unbound = await _converge(karmada, members, options.converge_timeout)
+        result.final_not_ready = await _not_ready(karmada)
         say(f"run took {time.monotonic() - began:.0f}s; {workload.errors} writes refused during faults")
     return result
 
@@ -475,7 +523,7 @@ async def _run(options: Options, sandbox: Sandbox, proxies: dict[str, PartitionP
 async def _round(
     options: Options,
     sandbox: Sandbox,
-    proxies: dict[str, PartitionProxy],
+    faulty: Faulty,
     karmada: KubeClient,
     members: dict[str, KubeClient],
     workload: Workload,
@@ -489,7 +537,7 @@ async def _round(
 
     async def hit() -> None:
         await asyncio.sleep(fault.delay)
-        await _inject(fault, sandbox, proxies, fault.hold)
+        await _inject(fault, sandbox, faulty, fault.hold)
 
     await asyncio.gather(churn(), hit())
     manual = []
@@ -497,7 +545,7 @@ async def _round(
     if not await _running(record, options.restart_timeout):
         manual.append(record.name)  # the supervisor did not bring it back
     converged, found, missing = await _converge(karmada, members, options.converge_timeout)
-    return RoundResult(fault, converged, found, missing, manual)
+    return RoundResult(fault, converged, found, missing, manual, await _not_ready(karmada))
 
 
 def table(result: Result) -> str:
@@ -515,11 +563,14 @@ def table(result: Result) -> str:
         )
     counts = result.final.counts()
     lines.append("")
-    lines.append("| after the last round | lost | duplicated | stale | orphaned | unbound | manual restarts |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- |")
+    lines.append(
+        "| after the last round | lost | duplicated | stale | orphaned | unbound | not Ready | manual restarts |"
+    )
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     lines.append(
         f"| objects | {counts['lost']} | {counts['duplicated']} | {counts['stale']} | {counts['orphaned']} "
-        f"| {len(result.final_unbound)} | {len(result.manual)} {result.manual or ''} |"
+        f"| {len(result.final_unbound)} | {len(result.final_not_ready)} {result.final_not_ready or ''} "
+        f"| {len(result.manual)} {result.manual or ''} |"
     )
     return "\n".join(lines)
 
@@ -534,6 +585,7 @@ def main() -> None:
     parser.add_argument("--hold-scale", type=float, default=1.0, help="times the 5-60 s of a stop or partition")
     parser.add_argument("--converge-timeout", type=float, default=300.0)
     parser.add_argument("--no-partition", action="store_true", help="agents straight to the API server, no cuts")
+    parser.add_argument("--no-clock", action="store_true", help="no clock faults (agents on the true clock)")
     parser.add_argument("--json", type=Path, help="also write the summary (summary()) to this file")
     args = parser.parse_args()
     options = Options(
@@ -545,6 +597,7 @@ def main() -> None:
         hold_scale=args.hold_scale,
         converge_timeout=args.converge_timeout,
         partition=not args.no_partition,
+        clock=not args.no_clock,
     )
     result = asyncio.run(run(options))
     for r in result.rounds:
@@ -562,6 +615,7 @@ def summary(result: Result) -> dict[str, Any]:
     return {
         "final": result.final.counts(),
         "final_unbound": [list(t) for t in result.final_unbound],
+        "final_not_ready": result.final_not_ready,
         "manual": result.manual,
         "rounds": [
             {
@@ -569,6 +623,7 @@ def summary(result: Result) -> dict[str, Any]:
                 "hold": r.fault.hold,
                 "converged": r.converged,
                 "counts": r.audit.counts(),
+                "not_ready": r.not_ready,
                 "lost": [list(k) for k in r.audit.lost],
                 "duplicated": [list(k) for k in r.audit.duplicated],
                 "stale": [list(k) for k in r.audit.stale],

@@ -21,7 +21,10 @@ from typing import Any
 Key = tuple[str, str, str, str]  # cluster, kind, namespace, name
 Template = tuple[str, str, str]  # kind, namespace, name
 
-FAULT_TARGETS = ("controlplane", "webhook", "agent", "member-localkube", "karmada-localkube", "partition")
+FAULT_TARGETS = ("controlplane", "webhook", "agent", "member-localkube", "karmada-localkube", "partition", "clock")
+MEMBER_TARGETS = ("agent", "member-localkube", "partition", "clock")
+# a partition cuts an agent's connections; a clock fault steps the agent's wall clock
+SPECIAL_ACTIONS = {"partition": "cut", "clock": "step"}
 ACTIONS = ("kill", "stop")
 
 
@@ -126,19 +129,38 @@ class Fault:
 
 
 def plan(
-    rounds: int, members: list[str], seed: int, hold: tuple[float, float], churn: float, partition: bool = True
+    rounds: int,
+    members: list[str],
+    seed: int,
+    hold: tuple[float, float],
+    churn: float,
+    partition: bool = True,
+    clock: bool = True,
 ) -> list[Fault]:
     """The faults of ``rounds`` rounds, the same for the same ``seed``: a target, an action,
     a hold drawn from ``hold`` and a moment within the ``churn`` seconds of each round."""
     rng = random.Random(seed)
-    targets = [t for t in FAULT_TARGETS if partition or t != "partition"]
+    left_out = {t for t, on in (("partition", partition), ("clock", clock)) if not on}
+    targets = [t for t in FAULT_TARGETS if t not in left_out]
     faults = []
     for _ in range(rounds):
         target = rng.choice(targets)
-        action = "cut" if target == "partition" else rng.choice(ACTIONS)
-        member = rng.choice(members) if target in ("agent", "member-localkube", "partition") else None
+        action = SPECIAL_ACTIONS.get(target) or rng.choice(ACTIONS)
+        member = rng.choice(members) if target in MEMBER_TARGETS else None
         faults.append(Fault(target, action, member, round(rng.uniform(*hold), 2), round(rng.uniform(0, churn), 2)))
     return faults
+
+
+def not_ready(clusters: list[dict[str, Any]]) -> list[str]:
+    """The clusters whose Ready condition is not True: a run has not converged while one is,
+    even if its objects look right (they may have just failed over)."""
+    names = []
+    for cluster in clusters:
+        conditions = (cluster.get("status") or {}).get("conditions") or []
+        ready: dict[str, Any] = next((c for c in conditions if c.get("type") == "Ready"), {})
+        if ready.get("status") != "True":
+            names.append(str((cluster.get("metadata") or {}).get("name")))
+    return sorted(names)
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -7,7 +7,20 @@ from typing import Any
 
 import pytest
 
-from karmada.sandbox.chaos import FAULT_TARGETS, Audit, Have, Key, Want, audit, percentile, plan, unbound, wanted
+from karmada.sandbox.chaos import (
+    FAULT_TARGETS,
+    MEMBER_TARGETS,
+    Audit,
+    Have,
+    Key,
+    Want,
+    audit,
+    not_ready,
+    percentile,
+    plan,
+    unbound,
+    wanted,
+)
 
 D = ("Deployment", "chaos", "web")
 C = ("ConfigMap", "chaos", "web-config")
@@ -132,10 +145,30 @@ def test_plan_is_seeded_and_within_bounds() -> None:
     assert {f.target for f in first} == set(FAULT_TARGETS), "40 rounds reach every target"
     for fault in first:
         assert 5 <= fault.hold <= 60 and 0 <= fault.delay <= 10
-        assert (fault.member in members) == (fault.target in ("agent", "member-localkube", "partition"))
-        assert fault.action == ("cut" if fault.target == "partition" else fault.action)
-        assert fault.action in ("kill", "stop", "cut")
+        assert (fault.member in members) == (fault.target in MEMBER_TARGETS)
+        special = {"partition": "cut", "clock": "step"}.get(fault.target)
+        assert fault.action == special if special else fault.action in ("kill", "stop")
     assert "partition" not in {f.target for f in plan(40, members, 7, (1, 2), 1, partition=False)}
+    assert "clock" not in {f.target for f in plan(40, members, 7, (1, 2), 1, clock=False)}
+
+
+def _cluster(name: str, *conditions: tuple[str, str]) -> dict[str, object]:
+    return {"metadata": {"name": name}, "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}}
+
+
+@pytest.mark.parametrize(
+    ("clusters", "expected"),
+    [
+        ([], []),
+        ([_cluster("a", ("Ready", "True"))], []),
+        ([_cluster("b", ("Ready", "Unknown")), _cluster("a", ("Ready", "False"))], ["a", "b"]),
+        ([_cluster("a")], ["a"]),  # never reported
+        ([_cluster("a", ("Other", "True"))], ["a"]),
+        ([{"metadata": {"name": "a"}}], ["a"]),  # no status at all
+    ],
+)
+def test_not_ready(clusters: list[dict[str, Any]], expected: list[str]) -> None:
+    assert not_ready(clusters) == expected
 
 
 PERCENTILES = [

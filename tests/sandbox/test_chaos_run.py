@@ -2,7 +2,9 @@
 sandbox, 20 Deployments with their ConfigMaps under Divided, Duplicated and failover
 policies, 3 rounds of seeded faults under churn; after convergence no member holds a lost,
 duplicated, stale or orphaned copy, and every faulted program came back through its
-supervisor."""
+supervisor. The seed's rounds kill the webhook, partition an agent and step an agent's clock
+(without libfaketime the clock round is left out: tests/controlplane/test_agent_clock_jump.py
+says what to install)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from karmada.sandbox.clock import library
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 RUN = ["--members", "3", "--deployments", "20", "--rounds", "3", "--seed", "3", "--churn", "4"]
 RUN += ["--hold-scale", "0.1", "--converge-timeout", "60"]
+RUN += [] if library() is not None else ["--no-clock"]
 
 
 def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
@@ -29,5 +34,6 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert [r["fault"] for r in summary["rounds"]], "the seeded plan ran its rounds"
     assert summary["final"] == {"lost": 0, "duplicated": 0, "stale": 0, "orphaned": 0}, report
     assert summary["final_unbound"] == [], report
+    assert summary["final_not_ready"] == [], report
     assert summary["manual"] == [], report
     assert all(r["converged"] is not None for r in summary["rounds"]), report
