@@ -29,6 +29,7 @@ Decisions are events on the CSR (``kubectl describe csr``) and log lines.
 from __future__ import annotations
 
 import copy
+import datetime
 import logging
 from typing import Any
 
@@ -132,10 +133,7 @@ class AgentApprover:
     async def _last_renewal(self, cluster: str) -> float | None:
         """Seconds since the cluster's agent last renewed its Lease; None when it never did."""
         lease = await self.client.get_or_none(LEASES, cluster, NAMESPACE_KARMADA_CLUSTER)
-        renew_time = ((lease or {}).get("spec") or {}).get("renewTime")
-        if not renew_time:
-            return None
-        return max(0.0, (utcnow() - parse_time(renew_time)).total_seconds())
+        return None if lease is None else lease_age(lease, utcnow())
 
     async def _hand_over(self, cluster: Obj, requester: str) -> Obj:
         updated = copy.deepcopy(cluster)
@@ -196,3 +194,16 @@ def setup(context: Context) -> list[Controller[str]]:
     approving: Controller[str] = Controller("agentcsrapproving", approver.reconcile)
     approving.watches(csrs, lambda kind, obj, old: [obj["metadata"]["name"]])
     return [approving]
+
+
+def lease_age(lease: Obj, now: datetime.datetime) -> float | None:
+    """Seconds since the Lease was last renewed, on the API server's clock where it says
+    (the newest ``managedFields`` time: the server stamps each write), else by its
+    ``renewTime``, which is the agent's clock: an agent whose clock runs behind would look
+    gone while it runs. None when it was never renewed."""
+    renew_time = (lease.get("spec") or {}).get("renewTime")
+    if not renew_time:
+        return None
+    stamps = [entry["time"] for entry in (lease.get("metadata") or {}).get("managedFields") or [] if entry.get("time")]
+    written = max(parse_time(stamp) for stamp in stamps) if stamps else parse_time(renew_time)
+    return max(0.0, (now - written).total_seconds())

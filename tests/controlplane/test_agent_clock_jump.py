@@ -3,7 +3,9 @@
 to three minutes behind true time, as an NTP step would move it. Through both steps the
 cluster stays Ready, untainted, and keeps its workload: the control plane judges the
 agent's Lease by when its renewTime changes on its own clock, not by what the agent's clock
-says (Karmada counts only a later renewTime, so the step back would look like silence)."""
+says (Karmada counts only a later renewTime, so the step back would look like silence).
+Nor does a clock behind let a bootstrap token take the live cluster over: the agent approver
+dates the Lease's last renewal by the API server's clock."""
 
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def _steady(pull_mode: PullMode, member: ServerThread, seconds: float) -> None:
 
 
 def test_a_clock_step_ahead_and_back_keeps_the_cluster_ready(
-    bed: PullMode, member1: ServerThread, clock: SteppedClock
+    bed: PullMode, member1: ServerThread, member2: ServerThread, clock: SteppedClock
 ) -> None:
     bed.admin("apply", "-f", "-", stdin=WORKLOAD)
     member = bed.member_admin(member1, "member1")
@@ -93,4 +95,7 @@ def test_a_clock_step_ahead_and_back_keeps_the_cluster_ready(
     clock.step(-180)  # back past true time: within the certificates' 5 minutes of backdating
     wait_for(lambda: _renewed(bed) < utcnow() - datetime.timedelta(minutes=2), what="a renewal three minutes behind")
     _steady(bed, member1, 3 * GRACE)
+    # its renewTime is three minutes old by the control plane's clock, but it is alive
+    taken = bed.register(member2, "member1", check=False)
+    assert taken.returncode == 1 and 'cluster "member1" has a live agent' in taken.stderr, taken.stderr
     assert "Traceback" not in bed.agents["member1"].output()
