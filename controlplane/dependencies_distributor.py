@@ -57,10 +57,11 @@ written when all is up to date.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -168,15 +169,48 @@ class DependenciesDistributor:
         # attached bindings by depended-by label key
         self._attached: dict[str, set[Key]] = defaultdict(set)
         self._attached_labels: dict[Key, set[str]] = {}
-        # dependency kinds whose template informer this controller watches
+        # dependency kinds whose template informer this controller watches, and its handler on it;
+        # a kind no binding's annotation names any more is released (its watch ends with its
+        # last reader), as the detector releases a kind no policy selects
         self._watched: dict[GVK, Informer] = {}
+        self._handlers: dict[GVK, Callable[[str, Obj, Obj | None], None]] = {}
+        self._kind_referrers: Counter[GVK] = Counter()  # bindings naming each kind
+        self._releasing: set[asyncio.Task[None]] = set()
         bindings.add_handler(self._index)
 
     # -- indexes --------------------------------------------------------------------------------
     def _index(self, kind: str, obj: Obj, old: Obj | None) -> None:
         key = _key(obj)
+        before = {(ref.api_version, ref.kind) for ref in self._dependencies.get(key, [])}
+        self._index_binding(kind, obj, key)
+        after = {(ref.api_version, ref.kind) for ref in self._dependencies.get(key, [])}
+        self._kind_referrers.update(after - before)
+        self._kind_referrers.subtract(before - after)
+        for gvk in before - after:
+            if self._kind_referrers[gvk] <= 0:
+                del self._kind_referrers[gvk]
+                self._unwatch(gvk)
+
+    def _unwatch(self, gvk: GVK) -> None:
+        """No binding names ``gvk`` any more: stop reading its cache (the release is async)."""
+        informer = self._watched.pop(gvk, None)
+        if informer is None:
+            return
+        informer.remove_handler(self._handlers.pop(gvk))
+        task = asyncio.get_running_loop().create_task(self.informers.release(informer))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
+
+    async def released(self) -> None:
+        """Wait for the releases under way (tests)."""
+        await asyncio.gather(*self._releasing)
+
+    def _index_binding(self, kind: str, obj: Obj, key: Key) -> None:
         for ref in self._dependencies.pop(key, []):
-            self._referrers[(ref.api_version, ref.kind, ref.namespace or "")].discard(key)
+            index = (ref.api_version, ref.kind, ref.namespace or "")
+            self._referrers[index].discard(key)
+            if not self._referrers[index]:
+                del self._referrers[index]
         for label in self._attached_labels.pop(key, set()):
             self._attached[label].discard(key)
             if not self._attached[label]:
@@ -256,7 +290,8 @@ class DependenciesDistributor:
         if informer is None:
             resource = await self.mapper.resource_for(api_version, kind)
             informer = self.informers.informer(resource)
-            informer.add_handler(self._handler(self._template_keys(api_version, kind)))
+            handler = self._handlers[(api_version, kind)] = self._handler(self._template_keys(api_version, kind))
+            informer.add_handler(handler)
             self._watched[(api_version, kind)] = informer
         # a cache that keeps failing (no list/watch right on Secrets, say) is not waited for again
         try:

@@ -1,14 +1,20 @@
-"""Caches made on demand (the kinds policies select) end when their last reader releases them."""
+"""Caches made on demand (the kinds policies select, the dependency kinds bindings name) end
+when their last reader releases them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from controlplane.binding_controller import Templates
+from controlplane.dependencies_distributor import DependenciesDistributor
 from karmada.api.binding import ObjectReference
-from karmada.kube import KubeClient, ResourceMapper, from_kubeconfig
+from karmada.api.interpreter import DependentObjectReference
+from karmada.api.keys import BINDING_DEPENDENCIES_ANNOTATION
+from karmada.dependencies.references import annotation_value
+from karmada.kube import EventRecorder, KubeClient, ResourceMapper, from_kubeconfig
 from karmada.kube.informer_factory import InformerFactory
-from karmada.kube.resources import CONFIGMAPS, SECRETS
+from karmada.kube.resources import CONFIGMAPS, RESOURCE_BINDINGS, SECRETS
+from tests.pullmode import PullMode
 from tests.servers import ServerThread
 
 
@@ -66,5 +72,46 @@ async def test_reading_templates_makes_no_reader_of_their_cache(localkube: Serve
             assert len(factory) == 0 and held._task is None
             assert factory.existing(CONFIGMAPS) is None
             assert templates.cached("v1", "ConfigMap", "kube-root-ca.crt", "default") is None
+        finally:
+            await factory.stop()
+
+
+def _binding(name: str, *kinds: str) -> dict[str, object]:
+    references = [DependentObjectReference(api_version="v1", kind=k, namespace="default", name="x") for k in kinds]
+    annotations = {BINDING_DEPENDENCIES_ANNOTATION: annotation_value(references)} if references else {}
+    return {"metadata": {"name": name, "namespace": "default", "annotations": annotations}}
+
+
+async def test_a_dependency_kind_no_binding_names_is_released(localkube: ServerThread, workdir: Path) -> None:
+    """The dependencies distributor watches a dependency kind while some binding's annotation
+    names it, and releases its cache when the last such binding goes or stops naming it."""
+    PullMode(localkube, workdir).install()  # the CRDs the distributor's own caches list
+    async with KubeClient(from_kubeconfig(localkube.kubeconfig(workdir))) as client:
+        factory = InformerFactory(client)
+        bindings = factory.informer(RESOURCE_BINDINGS)
+        distributor = DependenciesDistributor(
+            client, EventRecorder(client, "test"), bindings, factory, ResourceMapper(client)
+        )
+        try:
+            await factory.start(sync_timeout=20)
+            own = len(factory)  # the bindings, the interpreter's customizations
+            first, second = _binding("a", "ConfigMap"), _binding("b", "ConfigMap", "Secret")
+            distributor._index("ADDED", first, None)
+            distributor._index("ADDED", second, None)
+            config_maps = await distributor._watch("v1", "ConfigMap")
+            secrets = await distributor._watch("v1", "Secret")
+            assert len(factory) == own + 2
+            distributor._index("MODIFIED", _binding("b", "ConfigMap"), second)  # b no longer names Secrets
+            await distributor.released()
+            assert factory.existing(SECRETS) is None and secrets._task is None
+            distributor._index("DELETED", first, None)  # b still names ConfigMaps
+            await distributor.released()
+            assert factory.existing(CONFIGMAPS) is config_maps
+            distributor._index("DELETED", _binding("b", "ConfigMap"), None)
+            await distributor.released()
+            assert factory.existing(CONFIGMAPS) is None and config_maps._task is None
+            assert len(factory) == own
+            again = await distributor._watch("v1", "ConfigMap")  # named again later: a new cache
+            assert again is not config_maps and factory.existing(CONFIGMAPS) is again
         finally:
             await factory.stop()
