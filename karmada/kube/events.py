@@ -11,7 +11,8 @@ As client-go's broadcaster, :meth:`EventRecorder.record` does not wait for the
 API server: the event goes to a bounded queue (1,000, as client-go's; beyond
 that events are dropped with a warning) served by a few writer tasks, so a
 controller's reconcile costs no round trip per event. Repeats of one event go
-to the same writer, in order, so they aggregate. :meth:`flush` waits until
+to the same writer, in order, so they aggregate. An Event's times are those of
+its recording, not of its (maybe delayed) write. :meth:`flush` waits until
 everything recorded so far is written.
 """
 
@@ -142,7 +143,6 @@ class EventRecorder:
         identity, namespace, now = pending.identity, pending.namespace, pending.when
         meta = {"name": pending.obj_name}
         involved, event_type, reason, message = pending.involved, pending.event_type, pending.reason, pending.message
-        now = _time()
         try:
             seen = self._seen.get(identity)
             if seen and time.monotonic() - seen[2] < AGGREGATION_WINDOW:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from karmada.kube import EventRecorder, KubeClient
@@ -61,3 +62,22 @@ async def test_recording_does_not_wait_for_the_server_and_a_full_queue_drops(kub
     await recorder.close()
     written = await events_about(kube, "flood")
     assert len(written) == 1100 - recorder.dropped
+
+
+def _stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+async def test_an_event_carries_the_time_it_was_recorded_not_written(kube: KubeClient) -> None:
+    target = await kube.create(CONFIGMAPS, {"metadata": {"name": "late"}}, "default")
+    target.update(apiVersion="v1", kind="ConfigMap")
+    recorder = EventRecorder(kube, "karmada-test")
+    before = _stamp()
+    await recorder.record(target, "Normal", "Early", "recorded first")
+    after = _stamp()
+    time.sleep(1.1)  # no await: the writers run only after this, in a later second
+    await recorder.flush()
+    (event,) = await events_about(kube, "late")
+    assert event["firstTimestamp"] in (before, after) and event["lastTimestamp"] == event["firstTimestamp"]
+    assert event["firstTimestamp"] < _stamp()
+    await recorder.close()
