@@ -2,7 +2,11 @@
 
 Tokens are JWTs signed with a per-server HMAC key (HS256): clients never
 verify them, and the server accepts one only while its ServiceAccount (same
-uid) exists and the token has not expired.
+uid) exists and the token has not expired. With a private key given
+(``--service-account-signing-key-file``, RSA or ECDSA, as kube-apiserver's) they
+are RS256 or ES256/384/512 JWTs with kube's ``kid`` (the key's SHA-256), and a
+token verifies with any of the public keys given (``--service-account-key-file``,
+during a key rotation the old ones too).
 
 The key is the server's own (:class:`TokenSigner`), like a cluster's
 service-account key: two servers in one process never accept each other's
@@ -23,6 +27,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
 from localkube.auth import Identity, with_authenticated
 from localkube.errors import bad_request, field_invalid, invalid, not_found
 from localkube.private_files import narrow, write_private
@@ -35,6 +44,65 @@ Obj = dict[str, Any]
 KEY_FILE = "sa.key"
 KEY_BYTES = 32
 
+SigningKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+VerifyingKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
+# curve -> (JWT alg, hash, bytes of r and of s)
+_CURVES: dict[str, tuple[str, type[hashes.HashAlgorithm], int]] = {
+    "secp256r1": ("ES256", hashes.SHA256, 32),
+    "secp384r1": ("ES384", hashes.SHA384, 48),
+    "secp521r1": ("ES512", hashes.SHA512, 66),
+}
+
+
+class UnsupportedKeyError(ValueError):
+    """A key type service-account tokens cannot be signed or verified with."""
+
+
+def jwt_algorithm(key: SigningKey | VerifyingKey) -> str:
+    """``RS256`` for RSA, ``ES256``/``ES384``/``ES512`` for the NIST curves; anything else is refused."""
+    if isinstance(key, rsa.RSAPrivateKey | rsa.RSAPublicKey):
+        if key.key_size < 2048:
+            raise UnsupportedKeyError(f"an RSA key of {key.key_size} bits is too small (at least 2048)")
+        return "RS256"
+    if isinstance(key, ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey) and key.curve.name in _CURVES:
+        return _CURVES[key.curve.name][0]
+    name = getattr(getattr(key, "curve", None), "name", None) or type(key).__name__
+    raise UnsupportedKeyError(f"a {name} key cannot sign service-account tokens (RSA or ECDSA P-256/384/521 can)")
+
+
+def key_id(key: VerifyingKey) -> str:
+    """kube's ``kid``: the unpadded base64url SHA-256 of the key's DER SubjectPublicKeyInfo."""
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return _b64(hashlib.sha256(der).digest())
+
+
+def _curve_parameters(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey) -> tuple[hashes.HashAlgorithm, int]:
+    _, hash_type, size = _CURVES[key.curve.name]
+    return hash_type(), size
+
+
+def _signature(key: SigningKey, signed: bytes) -> bytes:
+    if isinstance(key, rsa.RSAPrivateKey):
+        return key.sign(signed, padding.PKCS1v15(), hashes.SHA256())
+    hash_algorithm, size = _curve_parameters(key)
+    r, s = decode_dss_signature(key.sign(signed, ec.ECDSA(hash_algorithm)))
+    return r.to_bytes(size, "big") + s.to_bytes(size, "big")  # JWS: r || s, not DER
+
+
+def _verifies(key: VerifyingKey, signed: bytes, signature: bytes) -> bool:
+    try:
+        if isinstance(key, rsa.RSAPublicKey):
+            key.verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
+            return True
+        hash_algorithm, size = _curve_parameters(key)
+        if len(signature) != 2 * size:
+            return False
+        r, s = int.from_bytes(signature[:size], "big"), int.from_bytes(signature[size:], "big")
+        key.verify(encode_dss_signature(r, s), signed, ec.ECDSA(hash_algorithm))
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
@@ -45,12 +113,33 @@ def _unb64(text: str) -> bytes:
 
 
 class TokenSigner:
-    """The signing key of one server: signs the tokens it issues, verifies those it is shown."""
+    """The signing key of one server: signs the tokens it issues, verifies those it is shown
+    (an HMAC ``key``; see :meth:`asymmetric` for a private key and its public keys)."""
 
     def __init__(self, key: bytes) -> None:
         if len(key) < KEY_BYTES:
             raise ValueError(f"a service-account key has at least {KEY_BYTES} bytes")
         self._key = key
+        self._private: SigningKey | None = None
+        self._public: list[tuple[str, VerifyingKey]] = []
+
+    @classmethod
+    def asymmetric(cls, private: SigningKey, public: list[VerifyingKey] | None = None) -> TokenSigner:
+        """Tokens signed with ``private`` and verified with ``public`` (default: its own public key);
+        :class:`UnsupportedKeyError` for a key type JWTs here cannot use."""
+        jwt_algorithm(private)
+        signer = cls(secrets.token_bytes(KEY_BYTES))  # the HMAC key signs nothing then
+        signer._private = private
+        signer._public = [(jwt_algorithm(key), key) for key in (public or [private.public_key()])]
+        return signer
+
+    @property
+    def verifies_own_tokens(self) -> bool:
+        """Whether a token this signer issues passes its own verification."""
+        if self._private is None:
+            return True
+        own = key_id(self._private.public_key())
+        return any(key_id(key) == own for _, key in self._public)
 
     @classmethod
     def in_memory(cls) -> TokenSigner:
@@ -89,16 +178,35 @@ class TokenSigner:
             "exp": now + lifetime,
             "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}},
         }
-        header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
         payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        if self._private is not None:
+            fields = {"alg": jwt_algorithm(self._private), "kid": key_id(self._private.public_key())}
+            header = _b64(json.dumps(fields, separators=(",", ":")).encode())
+            signature = _b64(_signature(self._private, f"{header}.{payload}".encode()))
+            return f"{header}.{payload}.{signature}", now + lifetime
+        header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
         return f"{header}.{payload}.{self._sign(f'{header}.{payload}')}", now + lifetime
+
+    def _signed_by_us(self, parts: list[str]) -> bool:
+        if self._private is None:
+            return hmac.compare_digest(self._sign(f"{parts[0]}.{parts[1]}"), parts[2])
+        try:
+            header = json.loads(_unb64(parts[0]))
+            signature = _unb64(parts[2])
+        except ValueError:
+            return False
+        if not isinstance(header, dict):
+            return False
+        signed = f"{parts[0]}.{parts[1]}".encode()
+        alg = header.get("alg")
+        return any(key_alg == alg and _verifies(key, signed, signature) for key_alg, key in self._public)
 
     def verify(self, store: Store, token: str) -> Identity | None:
         """The ServiceAccount a token of this server proves, or None."""
         parts = token.split(".")
         if len(parts) != 3:
             return None
-        if not hmac.compare_digest(self._sign(f"{parts[0]}.{parts[1]}"), parts[2]):
+        if not self._signed_by_us(parts):
             return None
         try:
             claims: dict[str, Any] = json.loads(_unb64(parts[1]))
