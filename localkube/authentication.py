@@ -24,18 +24,24 @@ class Authenticator:
     """The authenticators of one server, over its store."""
 
     def __init__(
-        self, store: Store, static_tokens: dict[str, tuple[str, list[str]]], anonymous: bool, signer: TokenSigner
+        self,
+        store: Store,
+        static_tokens: dict[str, tuple[str, list[str]]],
+        anonymous: bool,
+        signer: TokenSigner,
+        static_token_uids: dict[str, str] | None = None,
     ) -> None:
         self.store = store
         self.signer = signer
         self.static_tokens = dict(static_tokens)
+        self.static_token_uids = dict(static_token_uids or {})
         self.anonymous = anonymous
 
     def token_identity(self, token: str) -> Identity | None:
         """The identity a bearer token proves, or None (TokenReview asks the same)."""
         if token in self.static_tokens:
             user, groups = self.static_tokens[token]
-            return with_authenticated(user, groups)
+            return with_authenticated(user, groups, self.static_token_uids.get(token, ""))
         return authenticate_bootstrap_token(self.store, token) or self.signer.verify(self.store, token)
 
     def authenticate(self, authorization: str, peer_certificate: bytes | None) -> Identity:

@@ -16,7 +16,9 @@ from localkube.flowcontrol import MAX_MUTATING_REQUESTS_INFLIGHT, MAX_REQUESTS_I
 
 if TYPE_CHECKING:
     from localkube.fleet import ClusterSpec
+    from localkube.given_pki import GivenPKI
     from localkube.server import LocalKube, ServerConfig
+    from localkube.token_file import StaticToken
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the Kubernetes API over HTTPS",
         description=(
-            "Serve the Kubernetes API over HTTPS with a generated CA and write an admin kubeconfig."
+            "Serve the Kubernetes API over HTTPS with a generated CA (or certificates and keys given as"
+            " files) and write an admin kubeconfig."
             " With --clusters or --fleet, serve many independent clusters from this one process."
         ),
         epilog=(
@@ -121,11 +124,130 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"added to --max-requests-inflight (default {MAX_MUTATING_REQUESTS_INFLIGHT}; kube-apiserver's is 200)",
     )
+    _pki_arguments(serve)
     serve.add_argument("-v", "--verbose", action="store_true", help="log every request")
     return parser
 
 
-def _config(args: argparse.Namespace, port: int, data_dir: Path | None, node_prefix: str) -> ServerConfig:
+def _pki_arguments(serve: argparse.ArgumentParser) -> None:
+    pki = serve.add_argument_group(
+        "certificates and keys given as files",
+        "As kube-apiserver and kube-controller-manager take them (PEM; e.g. a mounted Secret, read once at"
+        " the start, never written). Each wins over what localkube makes or keeps in --data-dir; without"
+        " them localkube uses its own CA and keys. A file that cannot be read or used stops the start with"
+        " exit code 2. Not with --clusters or --fleet.",
+    )
+    pki.add_argument(
+        "--tls-cert-file",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "serving certificate, then any intermediates"
+            " (default: one issued by the cluster CA for --host and --extra-san)"
+        ),
+    )
+    pki.add_argument("--tls-private-key-file", type=Path, metavar="FILE", help="key of --tls-cert-file")
+    pki.add_argument(
+        "--client-ca-file",
+        type=Path,
+        metavar="FILE",
+        help="CA bundle (one or more certificates) that client certificates must chain to (default: the cluster CA)",
+    )
+    pki.add_argument(
+        "--cluster-signing-cert-file",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "the cluster CA: signs approved kubernetes.io/kube-apiserver-client CSRs, the --kubeconfig-out"
+            " admin certificate and the serving certificate when --tls-cert-file is absent"
+            " (default: localkube's own, kept in --data-dir)"
+        ),
+    )
+    pki.add_argument("--cluster-signing-key-file", type=Path, metavar="FILE", help="key of --cluster-signing-cert-file")
+    pki.add_argument(
+        "--service-account-signing-key-file",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "private key (RSA, or ECDSA P-256/384/521) that signs service-account tokens"
+            " (default: localkube's own HMAC key, sa.key in --data-dir)"
+        ),
+    )
+    pki.add_argument(
+        "--service-account-key-file",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=(
+            "public keys (or certificates, or private keys) that service-account tokens verify with; repeat it"
+            " or put several in one file to keep a retired key's tokens valid"
+            " (default: the public key of --service-account-signing-key-file)"
+        ),
+    )
+    pki.add_argument(
+        "--token-auth-file",
+        type=Path,
+        metavar="FILE",
+        help='static bearer tokens, kube-apiserver\'s CSV: token,user,uid,"group1,group2" (one per line)',
+    )
+
+
+PKI_FLAGS = (
+    "tls_cert_file",
+    "tls_private_key_file",
+    "client_ca_file",
+    "cluster_signing_cert_file",
+    "cluster_signing_key_file",
+    "service_account_signing_key_file",
+    "service_account_key_file",
+    "token_auth_file",
+)
+
+
+class GivenFilesError(ValueError):
+    """A file given by flag that localkube cannot use (exit code 2)."""
+
+
+def _given_files(args: argparse.Namespace) -> tuple[GivenPKI, dict[str, StaticToken]]:
+    """Read and check the files the PKI flags name, before anything starts."""
+    from localkube.given_pki import GivenFileError, load_given_pki
+    from localkube.token_file import TokenFileError, parse_token_csv
+
+    try:
+        pki = load_given_pki(
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
+            client_ca_file=args.client_ca_file,
+            cluster_signing_cert_file=args.cluster_signing_cert_file,
+            cluster_signing_key_file=args.cluster_signing_key_file,
+            service_account_signing_key_file=args.service_account_signing_key_file,
+            service_account_key_files=args.service_account_key_file,
+        )
+    except GivenFileError as exc:
+        raise GivenFilesError(str(exc)) from None
+    tokens: dict[str, StaticToken] = {}
+    if args.token_auth_file is not None:
+        path = args.token_auth_file
+        try:
+            tokens = parse_token_csv(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise GivenFilesError(f"--token-auth-file {path}: cannot read it ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise GivenFilesError(f"--token-auth-file {path}: not UTF-8 text") from None
+        except TokenFileError as exc:
+            raise GivenFilesError(f"--token-auth-file {path}: {exc}") from None
+    return pki, tokens
+
+
+def _config(
+    args: argparse.Namespace,
+    port: int,
+    data_dir: Path | None,
+    node_prefix: str,
+    given: tuple[GivenPKI, dict[str, StaticToken]] | None = None,
+) -> ServerConfig:
+    from localkube.given_pki import GivenPKI
     from localkube.server import ServerConfig
     from localkube.simulation import SimulationConfig
 
@@ -139,12 +261,16 @@ def _config(args: argparse.Namespace, port: int, data_dir: Path | None, node_pre
         workloads=args.simulate_workloads,
         shutdown_seconds=args.pod_shutdown_seconds,
     )
+    pki, tokens = given or (GivenPKI(), {})
     return ServerConfig(
         host=args.host,
         port=port,
         data_dir=data_dir,
         hosts=hosts,
         history=args.watch_history,
+        static_tokens={token: (who.user, who.groups) for token, who in tokens.items()},
+        static_token_uids={token: who.uid for token, who in tokens.items() if who.uid},
+        pki=pki,
         simulation=simulation,
         max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
@@ -165,10 +291,18 @@ async def _until_stopped() -> None:
     await _stop_signals().wait()
 
 
-async def _serve(args: argparse.Namespace) -> int:
+async def _serve(args: argparse.Namespace, given: tuple[GivenPKI, dict[str, StaticToken]]) -> int:
     from localkube.server import LocalKube
 
-    server = LocalKube(_config(args, 6443 if args.port is None else args.port, args.data_dir, args.node_name_prefix))
+    port = 6443 if args.port is None else args.port
+    server = LocalKube(_config(args, port, args.data_dir, args.node_name_prefix, given))
+    if args.kubeconfig_out and given[0].client_ca and not any(c == server.ca.cert for c in given[0].client_ca):
+        print(
+            "warning: --kubeconfig-out: the admin certificate is signed by the cluster CA, which"
+            " --client-ca-file does not hold: it will not authenticate",
+            file=sys.stderr,
+            flush=True,
+        )
     await server.start()
     if args.kubeconfig_out:
         server.write_kubeconfig(args.kubeconfig_out)
@@ -264,10 +398,19 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("max_requests_inflight", "max_mutating_requests_inflight"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')}: must be at least 1, not {getattr(args, flag)}")
+    pki_flags = [flag for flag in PKI_FLAGS if getattr(args, flag)]
+    if pki_flags and (args.clusters is not None or args.fleet is not None):
+        parser.error(
+            f"--{pki_flags[0].replace('_', '-')}: not with --clusters or --fleet (each cluster has its own CA)"
+        )
     try:
         if args.clusters is not None or args.fleet is not None:
             return asyncio.run(watched(_serve_fleet(args)))
-        return asyncio.run(watched(_serve(args)))
+        given = _given_files(args)  # every given file is read and checked before anything starts
+        return asyncio.run(watched(_serve(args, given)))
+    except GivenFilesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except FleetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -77,9 +77,11 @@ def _secret(secret: Obj, key: str) -> str:
 class Controllers:
     """The built-in controllers of one localkube."""
 
-    def __init__(self, api: ResourceAPI, ca: CertificateAuthority) -> None:
+    def __init__(self, api: ResourceAPI, ca: CertificateAuthority, root_ca_pem: bytes | None = None) -> None:
         self.api = api
-        self.ca = ca
+        self.ca = ca  # signs approved CSRs
+        # what kube-root-ca.crt holds: the CA that verifies the serving certificate
+        self.root_ca_pem = root_ca_pem or cert_pem(ca.cert)
         self.store = api.store
         self.registry = api.registry
         self.queue = self.store.subscribe_all()
@@ -333,7 +335,7 @@ class Controllers:
                             "name": "kube-root-ca.crt",
                             "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
                         },
-                        "data": {"ca.crt": cert_pem(self.ca.cert).decode()},
+                        "data": {"ca.crt": self.root_ca_pem.decode()},
                     },
                     SYSTEM,
                     WriteOptions(),

@@ -51,12 +51,13 @@ from localkube.errors import (
     unsupported_media_type,
 )
 from localkube.flowcontrol import MAX_MUTATING_REQUESTS_INFLIGHT, MAX_REQUESTS_INFLIGHT, WAIT_LIMIT, FlowControl
+from localkube.given_pki import GivenPKI
 from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
 from localkube.journal import DEFAULT_COMPACT_BYTES, Journal
 from localkube.kinds import Context, ServiceIPAllocator, field_supported
 from localkube.metrics import RequestMetrics
-from localkube.pki import CertificateAuthority
+from localkube.pki import CertificateAuthority, cert_pem
 from localkube.private_files import narrow, private_directory, write_private
 from localkube.query import parse_resource_version
 from localkube.rbac import Authorizer
@@ -133,6 +134,18 @@ def abort_accepted_connections(ports: set[int]) -> None:
             candidate.abort()
 
 
+def _data_dir_ca(data_dir: Path) -> CertificateAuthority:
+    """The CA kept in ``data_dir``, made at the first start."""
+    ca_cert, ca_key = data_dir / "ca.crt", data_dir / "ca.key"
+    if ca_cert.exists() and ca_key.exists():
+        narrow(ca_cert)
+        narrow(ca_key)
+        return CertificateAuthority.load(ca_cert, ca_key)
+    ca = CertificateAuthority.create()
+    ca.save(ca_cert, ca_key)
+    return ca
+
+
 @dataclass
 class ServerConfig:
     """How to run one localkube."""
@@ -145,6 +158,9 @@ class ServerConfig:
     # the journal is compacted into the snapshot beyond max(this, 2 × snapshot size)
     journal_compact_bytes: int = DEFAULT_COMPACT_BYTES
     static_tokens: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    static_token_uids: dict[str, str] = field(default_factory=dict)  # token -> uid (--token-auth-file)
+    # certificates and keys given as files (--tls-cert-file ...): they win over data_dir's
+    pki: GivenPKI = field(default_factory=GivenPKI)
     anonymous: bool = True
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
     # API Priority and Fairness: the two limits' sum is the seats of all priority levels
@@ -159,22 +175,23 @@ class LocalKube:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
         data_dir = self.config.data_dir
+        given = self.config.pki
         if data_dir is not None:
             private_directory(data_dir)
-            ca_cert, ca_key = data_dir / "ca.crt", data_dir / "ca.key"
-            if ca_cert.exists() and ca_key.exists():
-                narrow(ca_cert)
-                narrow(ca_key)
-                self.ca = CertificateAuthority.load(ca_cert, ca_key)
-            else:
-                self.ca = CertificateAuthority.create()
-                self.ca.save(ca_cert, ca_key)
-            self.token_signer = TokenSigner.load_or_create(data_dir)
+            self.ca = given.signing_ca or _data_dir_ca(data_dir)
+            self.token_signer = given.token_signer or TokenSigner.load_or_create(data_dir)
             journal: Journal | None = Journal(data_dir / "state", self.config.journal_compact_bytes)
         else:
-            self.ca = CertificateAuthority.create()
-            self.token_signer = TokenSigner.in_memory()
+            self.ca = given.signing_ca or CertificateAuthority.create()
+            self.token_signer = given.token_signer or TokenSigner.in_memory()
             journal = None
+        self._serving_ca = given.serving_ca(self.ca)
+        if not self._serving_ca:
+            log.warning(
+                "no CA at hand verifies --tls-cert-file: the admin kubeconfig, cluster-info and"
+                " kube-root-ca.crt carry the cluster CA, and clients need the serving CA themselves"
+            )
+            self._serving_ca = [self.ca.cert]
         self.store = Store(journal, history=self.config.history)
         self.registry = Registry()
         self.authorizer = Authorizer(self.store)
@@ -195,7 +212,11 @@ class LocalKube:
         self._tasks: list[asyncio.Task[None]] = []
         self.port = self.config.port
         self.authenticator = Authenticator(
-            self.store, self.config.static_tokens, self.config.anonymous, self.token_signer
+            self.store,
+            self.config.static_tokens,
+            self.config.anonymous,
+            self.token_signer,
+            self.config.static_token_uids,
         )
         self._openapi = openapi.OpenAPIDocuments(self.registry)
         self.watches = Watches(self.api)
@@ -211,12 +232,17 @@ class LocalKube:
         return self.watches.count
 
     def ca_pem(self) -> bytes:
-        from localkube.pki import cert_pem
-
-        return cert_pem(self.ca.cert)
+        """The CA that verifies the serving certificate (the cluster CA unless --tls-cert-file says otherwise)."""
+        return b"".join(cert_pem(cert) for cert in self._serving_ca)
 
     def _ssl_context(self) -> ssl.SSLContext:
-        return server_context(self.ca, list(dict.fromkeys([*self.config.hosts, self.config.host])))
+        given = self.config.pki
+        return server_context(
+            self.ca,
+            list(dict.fromkeys([*self.config.hosts, self.config.host])),
+            serving=given.serving,
+            client_ca_pem=given.client_ca_pem(self.ca),
+        )
 
     async def start(self, sock: socket.socket | None = None) -> None:
         """Seed the cluster, start the controllers and listen (on ``sock`` when given: a
@@ -242,7 +268,7 @@ class LocalKube:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         proxy.reconcile_kubernetes_service(self._proxy_target())
-        self.controllers = Controllers(self.api, self.ca)
+        self.controllers = Controllers(self.api, self.ca, self.ca_pem())
         self._tasks.append(asyncio.create_task(self.controllers.run(), name="localkube-controllers"))
         if self.config.simulation.enabled:
             from localkube.simulation import Simulation

@@ -8,7 +8,8 @@ removed as soon as the context holds them. A process killed in that moment
 leaves the directory behind; every start removes such leftovers: directories
 with that prefix, owned by this user, whose pid no longer runs. Any other
 name, owner or a live pid (another server, or this process's other servers)
-is left alone.
+is left alone. A serving certificate given as files (``--tls-cert-file``) is
+loaded from them: nothing is written then.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from localkube.given_pki import ServingCertificate
 from localkube.pki import CertificateAuthority, cert_pem
 from localkube.private_files import private_temporary_directory, write_private
 
@@ -55,8 +57,28 @@ def remove_stale(parent: Path) -> list[Path]:
     return removed
 
 
-def server_context(ca: CertificateAuthority, hosts: list[str]) -> ssl.SSLContext:
-    """A TLS 1.2+ server context with a new serving certificate for ``hosts``, client certificates optional."""
+def server_context(
+    ca: CertificateAuthority,
+    hosts: list[str],
+    *,
+    serving: ServingCertificate | None = None,
+    client_ca_pem: bytes | None = None,
+) -> ssl.SSLContext:
+    """A TLS 1.2+ server context with a new serving certificate for ``hosts`` (or the given
+    ``serving`` one, loaded from its own files), client certificates optional and verified
+    against ``client_ca_pem`` (default: ``ca``)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if serving is not None:
+        context.load_cert_chain(serving.cert_file, serving.key_file)
+    else:
+        _load_issued(context, ca, hosts)
+    context.load_verify_locations(cadata=(client_ca_pem or cert_pem(ca.cert)).decode())
+    context.verify_mode = ssl.CERT_OPTIONAL
+    return context
+
+
+def _load_issued(context: ssl.SSLContext, ca: CertificateAuthority, hosts: list[str]) -> None:
     parent = Path(tempfile.gettempdir())
     remove_stale(parent)
     cert, key = ca.issue_server(hosts)
@@ -64,11 +86,6 @@ def server_context(ca: CertificateAuthority, hosts: list[str]) -> ssl.SSLContext
     try:
         write_private(directory / "tls.crt", cert, sync=False)
         write_private(directory / "tls.key", key, sync=False)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    context.load_verify_locations(cadata=cert_pem(ca.cert).decode())
-    context.verify_mode = ssl.CERT_OPTIONAL
-    return context
