@@ -2,7 +2,8 @@
 
 For each cluster it keeps, in memory, the last Ready condition and heartbeat
 Lease renewTime it saw and when either last changed (the probe time, on
-the control plane's clock: the agent's clock may jump). When
+the control plane's monotonic clock: neither the agent's clock nor this host's
+may be trusted not to jump). When
 neither moved for the grace period (the startup grace period while the agent
 has never posted Ready, counted from creation) a pull cluster gets
 Ready=Unknown: ``ClusterStatusUnknown`` "Cluster status controller stopped
@@ -34,6 +35,7 @@ from typing import Any
 from karmada.clusters.conditions import find
 from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS
+from karmada.steady_clock import SteadyClock
 from karmada.timestamps import format_time, parse_time, utcnow
 
 log = logging.getLogger("controlplane.health")
@@ -100,8 +102,9 @@ class ProbeTracker:
             saved.queued = deadline
             heapq.heappush(self._heap, (deadline, name))
 
-    def observe_cluster(self, cluster: Obj, now: datetime.datetime) -> None:
-        """A Cluster was added or changed."""
+    def observe_cluster(self, cluster: Obj, now: datetime.datetime, wall_now: datetime.datetime | None = None) -> None:
+        """A Cluster was added or changed; ``wall_now`` is the wall clock's reading when ``now``
+        is another clock's (creation times are the API server's wall clock)."""
         meta = cluster.get("metadata") or {}
         name = meta.get("name") or ""
         ready = find((cluster.get("status") or {}).get("conditions"), "Ready")
@@ -109,7 +112,9 @@ class ProbeTracker:
         saved = self._health.get(name)
         if saved is None:
             created = meta.get("creationTimestamp")
-            probe = parse_time(created) if ready is None and created else now
+            probe = now
+            if ready is None and created:
+                probe = now - max(datetime.timedelta(0), (wall_now or now) - parse_time(created))
             saved = self._health[name] = _Health(copy.deepcopy(ready), None, probe, pull)
             renewed = self._renewed.pop(name, None)
             if renewed is not None:
@@ -202,6 +207,7 @@ class HealthMonitor:
         self.tracker = ProbeTracker(
             datetime.timedelta(seconds=grace_period), datetime.timedelta(seconds=startup_grace_period)
         )
+        self.clock = SteadyClock()
         clusters.add_handler(self._on_cluster)
         leases.add_handler(self._on_lease)
 
@@ -209,13 +215,13 @@ class HealthMonitor:
         if kind == "DELETED":
             self.tracker.forget((obj.get("metadata") or {}).get("name") or "")
         elif old is not obj:  # a resync replays the same object: nothing moved
-            self.tracker.observe_cluster(obj, utcnow())
+            self.tracker.observe_cluster(obj, self.clock.now(), utcnow())
 
     def _on_lease(self, kind: str, obj: Obj, old: Obj | None) -> None:
         if kind == "DELETED":
             self.tracker.forget_lease((obj.get("metadata") or {}).get("name") or "")
         elif old is not obj:
-            self.tracker.observe_lease(obj, utcnow())
+            self.tracker.observe_lease(obj, self.clock.now())
 
     async def run(self) -> None:
         while True:
@@ -224,12 +230,12 @@ class HealthMonitor:
 
     async def check_due(self) -> None:
         """Write Ready=Unknown for every pull cluster whose deadline passed."""
-        now = utcnow()
+        now = self.clock.now()
         for name in self.tracker.due(now):
             cluster = self.clusters.get(name)
             deadline = self.tracker.deadline(name)
             # a heartbeat may have come while earlier writes of this round were awaited
-            if cluster is None or deadline is None or utcnow() <= deadline:
+            if cluster is None or deadline is None or self.clock.now() <= deadline:
                 continue
             try:
                 await self._mark_unknown(cluster, now)
@@ -244,7 +250,7 @@ class HealthMonitor:
         updated = copy.deepcopy(cluster)
         conditions = updated.setdefault("status", {}).setdefault("conditions", [])
         current = find(conditions, "Ready")
-        stamp = format_time(now)
+        stamp = format_time(utcnow())  # written: the wall clock
         if current is None:
             conditions.append(
                 {

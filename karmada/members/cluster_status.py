@@ -29,6 +29,7 @@ from karmada.kube import Informer, KubeClient, KubeError
 from karmada.kube.resources import CLUSTERS, LEASES
 from karmada.members.member import Discovery, kubernetes_version, node_and_pod_informers, probe_health
 from karmada.registration.identity import CLUSTER_LABEL
+from karmada.steady_clock import SteadyClock
 from karmada.timestamps import format_micro_time, now_time, utcnow
 
 log = logging.getLogger("members.status")
@@ -104,6 +105,7 @@ class ClusterStatusController:
         self.cluster = cluster
         self.options = options
         self.thresholds = ReadyThresholds(options.cluster_success_threshold, options.cluster_failure_threshold)
+        self.clock = SteadyClock()
         self.nodes, self.pods = node_and_pod_informers(member)
         self.discovery = Discovery(member)
         self._lease_task: asyncio.Task[None] | None = None
@@ -149,7 +151,8 @@ class ClusterStatusController:
         self.member_healthy = online and healthy
         observed = READY if online and healthy else NOT_READY if online else NOT_REACHABLE
         current = find((cluster.get("status") or {}).get("conditions"), "Ready")
-        ready = self.thresholds.adjust(current, observed, utcnow())
+        # thresholds on the steady clock: a step of this host's clock must not stretch or skip them
+        ready = self.thresholds.adjust(current, observed, self.clock.now())
         status = _working_copy(cluster.get("status") or {})
         if online and healthy and ready[0] == "True":
             self._start_heartbeat()

@@ -194,3 +194,10 @@ def test_heap_stays_one_entry_per_cluster_under_renewals() -> None:
     assert len(tracker) == 1000
     assert sorted(tracker.due(at(700))) == sorted(f"m{i}" for i in range(1000))
     assert tracker.due(at(800)) == []
+
+
+def test_creation_age_is_taken_from_the_wall_clock_when_now_is_another_clock() -> None:
+    tracker = ProbeTracker(GRACE, STARTUP)
+    # created 30 s ago by the wall clock; the tracker's own clock reads 1000
+    tracker.observe_cluster(cluster("a", ready=None, created=0), at(1000), wall_now=at(30))
+    assert tracker.due(at(1029)) == [] and tracker.due(at(1031)) == ["a"]
