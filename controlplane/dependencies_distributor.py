@@ -190,6 +190,12 @@ class DependenciesDistributor:
             if self._kind_referrers[gvk] <= 0:
                 del self._kind_referrers[gvk]
                 self._unwatch(gvk)
+        if kind == "DELETED":
+            # a kind watched for a binding gone before its annotation named it (a first reconcile
+            # watches before it writes the annotation) is named by nobody: a few kinds at most
+            for gvk in [g for g in self._watched if self._kind_referrers[g] <= 0]:
+                self._kind_referrers.pop(gvk, None)
+                self._unwatch(gvk)
 
     def _unwatch(self, gvk: GVK) -> None:
         """No binding names ``gvk`` any more: stop reading its cache (the release is async)."""
@@ -286,13 +292,16 @@ class DependenciesDistributor:
 
     async def _watch(self, api_version: str, kind: str) -> Informer:
         """The template informer of a dependency kind, watched from now on."""
-        informer = self._watched.get((api_version, kind))
+        gvk = (api_version, kind)
+        informer = self._watched.get(gvk)
         if informer is None:
             resource = await self.mapper.resource_for(api_version, kind)
-            informer = self.informers.informer(resource)
-            handler = self._handlers[(api_version, kind)] = self._handler(self._template_keys(api_version, kind))
-            informer.add_handler(handler)
-            self._watched[(api_version, kind)] = informer
+            informer = self._watched.get(gvk)  # another worker may have started it meanwhile
+            if informer is None:
+                informer = self.informers.informer(resource)
+                handler = self._handlers[gvk] = self._handler(self._template_keys(api_version, kind))
+                informer.add_handler(handler)
+                self._watched[gvk] = informer
         # a cache that keeps failing (no list/watch right on Secrets, say) is not waited for again
         try:
             await informer.wait_synced(TEMPLATE_SYNC_TIMEOUT if informer.failures == 0 else FAILING_CACHE_WAIT)

@@ -3,6 +3,7 @@ when their last reader releases them."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from controlplane.binding_controller import Templates
@@ -113,5 +114,19 @@ async def test_a_dependency_kind_no_binding_names_is_released(localkube: ServerT
             assert len(factory) == own
             again = await distributor._watch("v1", "ConfigMap")  # named again later: a new cache
             assert again is not config_maps and factory.existing(CONFIGMAPS) is again
+            # watched for a binding deleted before its annotation was written: released with it
+            distributor._index("DELETED", _binding("c"), None)
+            await distributor.released()
+            assert factory.existing(CONFIGMAPS) is None and len(factory) == own
+            # two workers watching one kind at once, while the mapper is cold: one cache, one handler
+            fresh = DependenciesDistributor(
+                client, EventRecorder(client, "test"), bindings, factory, ResourceMapper(client)
+            )
+            one, two = await asyncio.gather(fresh._watch("v1", "Secret"), fresh._watch("v1", "Secret"))
+            assert one is two and len(one._handlers) == 1
+            fresh._index("ADDED", _binding("d", "Secret"), None)
+            fresh._index("DELETED", _binding("d", "Secret"), None)
+            await fresh.released()
+            assert factory.existing(SECRETS) is None
         finally:
             await factory.stop()
