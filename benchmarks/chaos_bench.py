@@ -18,7 +18,9 @@ says so and restarts it itself (SIGKILL of a stopped one is not that: SIGCONT co
 
 A clock fault steps one member agent's wall clock an hour ahead for the hold, then back to
 true time (an hour back): every agent runs under a :class:`karmada.sandbox.clock.SteppedClock`
-(libfaketime; ``--no-clock`` without it). A round has converged only once every Cluster is
+(libfaketime; ``--no-clock`` without it, which also changes the seeded plan). The fault holds
+until the agent has renewed its Lease on the stepped clock (30 s at most), and for its hold
+at least. A round has converged only once every Cluster is
 Ready again, too, so a cluster judged silent after a step (or any fault) shows as slow or
 unconverged, not as a clean audit of workloads that failed over.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime
 import json
 import os
 import random
@@ -45,10 +48,10 @@ import yaml
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
-from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, NAMESPACES, RESOURCE_BINDINGS, Resource
+from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, RESOURCE_BINDINGS, Resource
 from karmada.private_files import write_private
 from karmada.sandbox.chaos import Audit, Fault, Have, Template, audit, not_ready, percentile, plan, unbound, wanted
-from karmada.sandbox.clock import SteppedClock
+from karmada.sandbox.clock import INSTALL_HINT, SteppedClock, library
 from karmada.sandbox.processes import ProcessRecord, start, stop
 from karmada.sandbox.sandbox import (
     CONTROL_PLANE,
@@ -60,6 +63,7 @@ from karmada.sandbox.sandbox import (
     down,
     up,
 )
+from karmada.timestamps import parse_time, utcnow
 
 POLICIES = Resource("policy.karmada.io", "v1alpha1", "propagationpolicies", "PropagationPolicy", True)
 NAMESPACE = "chaos"
@@ -364,7 +368,11 @@ async def _inject(fault: Fault, sandbox: Sandbox, faulty: Faulty, hold: float) -
         clock = faulty.clocks[fault.member or ""]
         clock.step(CLOCK_STEP)
         try:
-            await asyncio.sleep(hold)
+            # held until the agent has renewed its Lease on the stepped clock (else the step back
+            # would test nothing: sandbox agents renew every 10 s), and for the hold at least
+            began = time.monotonic()
+            await _renewed_ahead(faulty, fault.member or "", CLOCK_RENEWAL_WAIT)
+            await asyncio.sleep(max(0.0, hold - (time.monotonic() - began)))
         finally:
             clock.step(0)
     elif fault.action == "kill":
@@ -399,9 +407,27 @@ class Faulty:
 
     proxies: dict[str, PartitionProxy] = field(default_factory=dict)
     clocks: dict[str, SteppedClock] = field(default_factory=dict)
+    karmada: KubeClient | None = None  # to see a clock fault take effect
 
 
 CLOCK_STEP = 3600  # seconds ahead a clock fault puts an agent, until it steps back
+CLOCK_RENEWAL_WAIT = 30.0  # how long a clock fault waits for a renewal on the stepped clock
+
+
+async def _renewed_ahead(faulty: Faulty, member: str, timeout: float) -> bool:
+    """Whether ``member``'s agent renewed its Lease with a renewTime well ahead of true time
+    within ``timeout`` seconds."""
+    if faulty.karmada is None:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(TimeoutError, KubeError, OSError):
+            lease = await asyncio.wait_for(faulty.karmada.get(LEASES, member, "karmada-cluster"), 5.0)
+            renewed = (lease.get("spec") or {}).get("renewTime")
+            if renewed and parse_time(renewed) > utcnow() + datetime.timedelta(seconds=CLOCK_STEP / 2):
+                return True
+        await asyncio.sleep(0.5)
+    return False
 
 
 def _clock_agents(sandbox: Sandbox, clocks: dict[str, SteppedClock]) -> None:
@@ -450,10 +476,11 @@ async def _converge(
     while time.monotonic() - began < timeout:
         try:
             result, missing = await check(karmada, members)
+            ready = result.clean and not missing and not await _not_ready(karmada)
         except (TimeoutError, KubeError, OSError):
             await asyncio.sleep(1)
             continue
-        if result.clean and not missing and not await _not_ready(karmada):
+        if ready:
             return time.monotonic() - began, result, missing
         await asyncio.sleep(1)
     return None, result, missing
@@ -464,7 +491,17 @@ async def _not_ready(karmada: KubeClient) -> list[str]:
     return not_ready(clusters.get("items") or [])
 
 
+async def _not_ready_now(karmada: KubeClient) -> list[str]:
+    """The clusters not Ready, for a report: an API that does not answer says so, not a crash."""
+    try:
+        return await _not_ready(karmada)
+    except (TimeoutError, KubeError, OSError) as exc:
+        return [f"(clusters not listed: {type(exc).__name__})"]
+
+
 async def run(options: Options) -> Result:
+    if options.clock and library() is None:
+        raise SystemExit(f"chaos_bench: {INSTALL_HINT}; or run with --no-clock (another seeded plan)")
     names = [f"member{i}" for i in range(1, options.members + 1)]
     with contextlib.ExitStack() as stack:
         directory = options.directory or Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -484,13 +521,14 @@ async def _run(options: Options, sandbox: Sandbox, faulty: Faulty) -> Result:
     hold = (5 * options.hold_scale, 60 * options.hold_scale)
     faults = plan(options.rounds, sandbox.members, options.seed, hold, options.churn, options.partition, options.clock)
     if options.clock:
-        _clock_agents(sandbox, faulty.clocks)
+        await asyncio.to_thread(_clock_agents, sandbox, faulty.clocks)
     if options.partition:
         await _route_agents(sandbox, faulty.proxies, options.restart_timeout)
     result = Result()
     members_config = {m: sandbox.directory / m / "admin.kubeconfig" for m in sandbox.members}
     async with contextlib.AsyncExitStack() as stack:
         karmada = await stack.enter_async_context(KubeClient(from_kubeconfig(sandbox.karmada_config)))
+        faulty.karmada = karmada
         members = {
             m: await stack.enter_async_context(KubeClient(from_kubeconfig(path))) for m, path in members_config.items()
         }
@@ -515,7 +553,7 @@ async def _run(options: Options, sandbox: Sandbox, faulty: Faulty) -> Result:
                 + (f" manual restart: {last.manual}" if last.manual else "")
             )
         _, result.final, result.final_unbound = await _converge(karmada, members, options.converge_timeout)
-        result.final_not_ready = await _not_ready(karmada)
+        result.final_not_ready = await _not_ready_now(karmada)
         say(f"run took {time.monotonic() - began:.0f}s; {workload.errors} writes refused during faults")
     return result
 
@@ -545,7 +583,7 @@ async def _round(
     if not await _running(record, options.restart_timeout):
         manual.append(record.name)  # the supervisor did not bring it back
     converged, found, missing = await _converge(karmada, members, options.converge_timeout)
-    return RoundResult(fault, converged, found, missing, manual, await _not_ready(karmada))
+    return RoundResult(fault, converged, found, missing, manual, await _not_ready_now(karmada))
 
 
 def table(result: Result) -> str:

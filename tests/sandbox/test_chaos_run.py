@@ -3,8 +3,9 @@ sandbox, 20 Deployments with their ConfigMaps under Divided, Duplicated and fail
 policies, 3 rounds of seeded faults under churn; after convergence no member holds a lost,
 duplicated, stale or orphaned copy, and every faulted program came back through its
 supervisor. The seed's rounds kill the webhook, partition an agent and step an agent's clock
-(without libfaketime the clock round is left out: tests/controlplane/test_agent_clock_jump.py
-says what to install)."""
+(held until the agent renewed its Lease on the stepped clock). Without libfaketime the run is
+``--no-clock``, whose seeded plan differs (tests/controlplane/test_agent_clock_jump.py then skips,
+saying what to install)."""
 
 from __future__ import annotations
 
