@@ -197,13 +197,27 @@ def setup(context: Context) -> list[Controller[str]]:
 
 
 def lease_age(lease: Obj, now: datetime.datetime) -> float | None:
-    """Seconds since the Lease was last renewed, on the API server's clock where it says
-    (the newest ``managedFields`` time: the server stamps each write), else by its
-    ``renewTime``, which is the agent's clock: an agent whose clock runs behind would look
-    gone while it runs. None when it was never renewed."""
+    """Seconds since the Lease was last renewed, on the API server's clock where it says: the
+    ``managedFields`` time of the entry owning ``spec.renewTime`` (the server stamps it when the
+    renewing manager changes the field), else the Lease's ``renewTime``, which is the agent's
+    clock (an agent whose clock runs behind would look gone while it runs). Other managers'
+    entries (an administrator's label) do not count. None when it was never renewed."""
     renew_time = (lease.get("spec") or {}).get("renewTime")
     if not renew_time:
         return None
-    stamps = [entry["time"] for entry in (lease.get("metadata") or {}).get("managedFields") or [] if entry.get("time")]
-    written = max(parse_time(stamp) for stamp in stamps) if stamps else parse_time(renew_time)
+    written = None
+    for entry in (lease.get("metadata") or {}).get("managedFields") or []:
+        owned = ((entry.get("fieldsV1") or {}).get("f:spec") or {}) if isinstance(entry, dict) else {}
+        if not isinstance(owned, dict) or "f:renewTime" not in owned or not entry.get("time"):
+            continue
+        try:
+            stamp = parse_time(str(entry["time"]))
+        except ValueError:
+            continue
+        written = stamp if written is None or stamp > written else written
+    if written is None:
+        try:
+            written = parse_time(str(renew_time))
+        except ValueError:
+            return None
     return max(0.0, (now - written).total_seconds())
