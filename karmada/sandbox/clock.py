@@ -16,6 +16,8 @@ import glob
 import os
 from pathlib import Path
 
+from karmada.private_files import write_private
+
 LIBRARY = "libfaketimeMT.so.1"  # the thread-safe variant: our programs run threads
 SEARCH = ("/usr/lib/*/faketime", "/usr/lib/faketime", "/usr/local/lib/faketime", "/usr/lib64/faketime")
 CACHE_SECONDS = 1
@@ -56,6 +58,4 @@ class SteppedClock:
     def step(self, seconds: int) -> None:
         """From now on the programs' wall clock is true time plus ``seconds`` (negative: behind)."""
         self.offset = int(seconds)
-        temporary = self.offset_file.with_name(self.offset_file.name + ".tmp")
-        temporary.write_text(f"{self.offset:+d}s\n")
-        os.replace(temporary, self.offset_file)  # a reader never sees half a line
+        write_private(self.offset_file, f"{self.offset:+d}s\n".encode())  # atomic: never half a line
