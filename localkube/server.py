@@ -807,7 +807,8 @@ class LocalKube:
             if not self._matches(rt, obj, labels, fields):
                 continue
             meta = obj["metadata"]
-            attributes = self._attributes(request, rt, info, identity, "DELETE", meta["name"], options_body)
+            # kube-apiserver admits each item with the collection request's attributes: no name
+            attributes = self._attributes(request, rt, info, identity, "DELETE", "", options_body)
             if rt.namespaced:
                 attributes.namespace = meta.get("namespace", "")
             item_warnings: list[str] = []

@@ -800,3 +800,32 @@ def test_a_refused_delete_keeps_the_namespace_terminating_until_allowed(admin: K
     admin("label", "configmap", "keep", "-n", ns, "protected-")
     wait_for(lambda: namespace_object(admin, ns) is None, timeout=90, what="the namespace to go")
     admin("delete", "validatingwebhookconfiguration", "protect")
+
+
+async def test_a_delete_collection_admits_each_item_without_a_name(admin: Kubectl, hooks: HookServer, raw: Raw) -> None:
+    """As kube-apiserver: every item of a collection delete is admitted (DELETE, its old object)
+    with the collection request's attributes, which name nothing; a refused item stays."""
+    ns = namespace(admin, "collection")
+    admin("apply", "-f", "-", stdin=configmap("a-free", ns))
+    admin("apply", "-f", "-", stdin=configmap("b-kept", ns, {"guarded": "yes"}))
+    apply(
+        admin,
+        "ValidatingWebhookConfiguration",
+        "collection",
+        webhook(
+            "collection.localkube.test",
+            hooks.url("deny-collection"),
+            hooks.ca_bundle,
+            "collection",
+            objectSelector={"matchLabels": {"guarded": "yes"}},
+        ),
+    )
+    status, body, _ = await raw.request("DELETE", f"/api/v1/namespaces/{ns}/configmaps")
+    assert status == 403, body
+    assert 'admission webhook "collection.localkube.test" denied the request' in body["message"]
+    (review,) = hooks.reviews["deny-collection"]
+    assert review["operation"] == "DELETE" and "name" not in review and review["namespace"] == ns
+    assert review["oldObject"]["metadata"]["name"] == "b-kept"
+    assert admin("get", "cm", "b-kept", "-n", ns, check=False).returncode == 0
+    assert admin("get", "cm", "a-free", "-n", ns, check=False).returncode == 1  # items go one by one
+    admin("delete", "validatingwebhookconfiguration", "collection")
