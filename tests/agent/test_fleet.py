@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import signal
-import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -24,19 +23,13 @@ from typing import Any
 import pytest
 
 from localkube.server import ServerConfig
-from tests.programs import BIN_DIR, program_env
+from tests.programs import BIN_DIR, free_port, program_env
 from tests.pullmode import FAST_AGENT, PullMode, wait_for
 from tests.servers import ServerThread
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 NAMES = ("member1", "member2", "member3")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def get(port: int, path: str) -> tuple[int, str]:

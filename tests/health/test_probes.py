@@ -6,7 +6,6 @@ it serves HTTPS."""
 
 from __future__ import annotations
 
-import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -14,17 +13,11 @@ from pathlib import Path
 import pytest
 
 from karmada.install.webhook import load_or_create
-from tests.programs import BIN_DIR, Background, run
+from tests.programs import BIN_DIR, Background, free_port, run
 from tests.pullmode import FAST_CONTROLPLANE, PullMode, wait_for
 from tests.servers import ServerThread
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def status(port: int, path: str) -> int:

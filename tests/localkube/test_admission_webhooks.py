@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import socket
 import ssl
 import threading
 import time
@@ -21,6 +20,7 @@ from aiohttp import web
 from localkube.namespace_deletion import CONDITIONS
 from localkube.pki import CertificateAuthority, cert_pem
 from tests.localkube.test_namespace_deletion import conditions_of, namespace_object
+from tests.programs import free_port
 from tests.pullmode import wait_for
 from tests.servers import Kubectl, Raw, ServerThread
 
@@ -147,12 +147,6 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HookServer]:
     server.stop()
 
 
-def dead_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def webhook(name: str, url: str, ca_bundle: str, test: str, **extra: Any) -> dict[str, Any]:
     hook: dict[str, Any] = {
         "name": name,
@@ -225,7 +219,7 @@ def test_denial_reaches_kubectl_as_kube_apiserver_words_it(admin: Kubectl, hooks
 
 def test_dead_webhook_fails_closed_or_open(admin: Kubectl, hooks: HookServer) -> None:
     ns = namespace(admin, "dead")
-    port = dead_port()
+    port = free_port()
     url = f"https://127.0.0.1:{port}/dead"
     apply(admin, "ValidatingWebhookConfiguration", "dead", webhook("dead.localkube.test", url, hooks.ca_bundle, "dead"))
     refused = admin("create", "configmap", "one", "-n", ns, check=False)

@@ -10,7 +10,6 @@ Location rewriting, CORS removal, dial errors).
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from aiohttp import web
 from yarl import URL
 
 from localkube import proxy
+from tests.programs import free_port
 from tests.servers import Kubectl, Raw, ServerThread, start_server
 
 ADMIN_TOKEN = "proxy-admin-token"
@@ -165,12 +165,6 @@ async def namespace(raw: Raw) -> str:
     return NS
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_the_kubernetes_service_proxies_to_localkube(raw: Raw) -> None:
     code, body, _ = await call(raw, "GET", "/api/v1/namespaces/default/services/https:kubernetes:443/proxy/version")
     assert code == 200, body
@@ -284,7 +278,7 @@ async def test_large_bodies_and_a_backend_dying_mid_answer(raw: Raw, namespace: 
 
 
 async def test_unreachable_backends_answer_503(raw: Raw, namespace: str) -> None:
-    port = _free_port()
+    port = free_port()
     await backend_service(raw, "down", port)
     code, body, _ = await call(raw, "GET", f"/api/v1/namespaces/{namespace}/services/down:http/proxy/x")
     message = f"error trying to reach service: dial tcp 127.0.0.1:{port}: connect: connection refused"

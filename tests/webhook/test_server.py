@@ -16,18 +16,10 @@ import aiohttp
 import pytest
 
 from karmada.install.webhook import load_or_create
-from tests.programs import BIN_DIR, Background
+from tests.programs import BIN_DIR, Background, free_port
 from tests.servers import Kubectl, Plugin, ServerThread
 
 Obj = dict[str, Any]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Webhook:
@@ -42,7 +34,7 @@ class Webhook:
 def _start(tmp_path: Path, *extra: str) -> Webhook:
     cert_dir = tmp_path / "certs"
     load_or_create(cert_dir)
-    port = _free_port()
+    port = free_port()
     args = [str(BIN_DIR / "karmada-webhook"), "--bind-address=127.0.0.1", f"--secure-port={port}"]
     program = Background([*args, f"--cert-dir={cert_dir}", *extra], tmp_path / "webhook.log").start()
     webhook = Webhook(program, port, cert_dir / "ca.crt")
