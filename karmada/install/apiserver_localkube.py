@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import datetime
 import ipaddress
 from collections.abc import Iterable, Sequence
@@ -422,7 +423,7 @@ def _statefulset(options: ApiserverOptions) -> Obj:
         "startupProbe": _probe("/livez", periodSeconds=5, failureThreshold=60),
         "livenessProbe": _probe("/livez", periodSeconds=15, failureThreshold=3),
         "readinessProbe": _probe("/readyz", periodSeconds=5, failureThreshold=3),
-        "resources": options.resources,
+        "resources": copy.deepcopy(options.resources),
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "privileged": False,
