@@ -70,9 +70,14 @@ def validate_pod(obj: Obj) -> list[Cause]:
     return validate_pod_spec(obj_at(obj.get("spec")), "spec")
 
 
-def validate_pod_spec(spec: Obj, path: str, restart_policies: list[str] | None = None) -> list[Cause]:
-    """ValidatePodSpec: containers, volumes, policies, scheduling fields."""
+def validate_pod_spec(
+    spec: Obj, path: str, restart_policies: list[str] | None = None, claimed: frozenset[str] = frozenset()
+) -> list[Cause]:
+    """ValidatePodSpec: containers, volumes, policies, scheduling fields; ``claimed`` names
+    volumes the pods get from elsewhere (a StatefulSet's volumeClaimTemplates), which mounts
+    may name too."""
     causes, volumes = _volumes(list_at(spec.get("volumes")), f"{path}.volumes")
+    volumes |= claimed
     containers = list_at(spec.get("containers"))
     init_containers = list_at(spec.get("initContainers"))
     if not containers:
@@ -279,9 +284,11 @@ def tolerations(items: list[Any], path: str) -> list[Cause]:
     return causes
 
 
-def validate_pod_template(template: Obj, path: str, restart_policies: list[str] | None = None) -> list[Cause]:
+def validate_pod_template(
+    template: Obj, path: str, restart_policies: list[str] | None = None, claimed: frozenset[str] = frozenset()
+) -> list[Cause]:
     """ValidatePodTemplateSpec: the template's labels and its pod spec."""
     meta = obj_at(template.get("metadata"))
     causes = labels(f"{path}.metadata.labels", meta.get("labels"))
-    causes += validate_pod_spec(obj_at(template.get("spec")), f"{path}.spec", restart_policies)
+    causes += validate_pod_spec(obj_at(template.get("spec")), f"{path}.spec", restart_policies, claimed)
     return causes

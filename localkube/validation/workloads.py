@@ -34,7 +34,9 @@ PERCENT_MSG = (
 )
 
 
-def _selector_and_template(spec: Obj, kind: str, restart_policies: list[str] | None) -> list[Cause]:
+def _selector_and_template(
+    spec: Obj, kind: str, restart_policies: list[str] | None, claimed: frozenset[str] = frozenset()
+) -> list[Cause]:
     causes: list[Cause] = []
     selector = spec.get("selector")
     template = obj_at(spec.get("template"))
@@ -57,7 +59,7 @@ def _selector_and_template(spec: Obj, kind: str, restart_policies: list[str] | N
     if spec.get("template") is None:
         causes.append(field_required("spec.template"))
     else:
-        causes += validate_pod_template(template, "spec.template", restart_policies)
+        causes += validate_pod_template(template, "spec.template", restart_policies, claimed)
     return causes
 
 
@@ -152,7 +154,10 @@ def validate_statefulset(obj: Obj) -> list[Cause]:
     partition = obj_at(strategy.get("rollingUpdate")).get("partition")
     causes += non_negative("spec.updateStrategy.rollingUpdate.partition", partition)
     causes += non_negative("spec.minReadySeconds", spec.get("minReadySeconds"))
-    return causes + _selector_and_template(spec, "statefulset", ALWAYS)
+    # the pods' volumes include one per claim template, which their containers mount by name
+    claims = {obj_at(obj_at(c).get("metadata")).get("name") for c in list_at(spec.get("volumeClaimTemplates"))}
+    claimed = frozenset(str(name) for name in claims if name)
+    return causes + _selector_and_template(spec, "statefulset", ALWAYS, claimed)
 
 
 def validate_daemonset(obj: Obj) -> list[Cause]:

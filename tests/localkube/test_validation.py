@@ -272,6 +272,25 @@ CASES: list[tuple[str, str, Obj, list[str]]] = [
         workload("StatefulSet", podManagementPolicy="Random"),
         ['spec.podManagementPolicy: Unsupported value: "Random": supported values: "OrderedReady", "Parallel"'],
     ),
+    (
+        "statefulset mounting its claim template",
+        "StatefulSet",
+        workload(
+            "StatefulSet",
+            template=template(pod_spec(containers=[container(volumeMounts=[{"name": "data", "mountPath": "/d"}])])),
+            volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {}}],
+        ),
+        [],
+    ),
+    (
+        "statefulset mounting a volume it has not",
+        "StatefulSet",
+        workload(
+            "StatefulSet",
+            template=template(pod_spec(containers=[container(volumeMounts=[{"name": "gone", "mountPath": "/d"}])])),
+        ),
+        ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "gone"'],
+    ),
     ("valid daemonset", "DaemonSet", workload("DaemonSet"), []),
     ("valid replicaset", "ReplicaSet", workload("ReplicaSet"), []),
     (
