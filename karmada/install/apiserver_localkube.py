@@ -25,20 +25,18 @@ import base64
 import binascii
 import copy
 import datetime
-import ipaddress
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import yaml
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from karmada.images import IMAGE
-from karmada.pki import key_pem, new_ec_key, new_rsa_key
+from karmada.pki import key_pem, new_rsa_key
+from karmada.pki.authority import current, distinguished_name, ip_of, issue, new_ca, signing_key
 
 Obj = dict[str, Any]
 ServiceType = Literal["ClusterIP", "NodePort", "LoadBalancer"]
@@ -71,7 +69,6 @@ SA_KEY, SA_PUB = "sa.key", "sa.pub"
 # the files the pod sees: the admin's key stays out of the API server's volume
 _MOUNTED = (CA_CERT, CA_KEY, SERVING_CERT, SERVING_KEY, SA_KEY, SA_PUB)
 
-_BACKDATE = datetime.timedelta(minutes=5)  # as kube's signer does: tolerate clock skew
 _CA_VALIDITY = datetime.timedelta(days=3650)
 _LEAF_VALIDITY = datetime.timedelta(days=365)
 _RENEW_BEFORE = datetime.timedelta(days=30)
@@ -124,13 +121,6 @@ def service_names(cluster_domain: str = "cluster.local") -> list[str]:
     return [NAME, service, f"{service}.svc", f"{service}.svc.{cluster_domain}", "localhost", "127.0.0.1"]
 
 
-def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(name.strip("[]"))
-    except ValueError:
-        return None
-
-
 def subject_alt_names(
     hosts: Iterable[str], extra_names: Iterable[str] = (), cluster_domain: str = "cluster.local"
 ) -> list[str]:
@@ -141,17 +131,9 @@ def subject_alt_names(
         name = given.strip()
         if not name:
             continue
-        ip = _ip(name)
+        ip = ip_of(name)
         names[str(ip) if ip is not None else name.lower()] = None
     return list(names)
-
-
-def _general_names(names: Iterable[str]) -> list[x509.GeneralName]:
-    result: list[x509.GeneralName] = []
-    for name in names:
-        ip = _ip(name)
-        result.append(x509.IPAddress(ip) if ip is not None else x509.DNSName(name))
-    return result
 
 
 def certificate_sans(cert_pem: bytes) -> tuple[list[str], list[str]]:
@@ -169,70 +151,6 @@ def certificate_sans(cert_pem: bytes) -> tuple[list[str], list[str]]:
 # ---- certificates
 
 
-def _name(common_name: str, organizations: Sequence[str] = ()) -> x509.Name:
-    attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org) for org in organizations]
-    return x509.Name([*attributes, x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _signing_key(pem: bytes) -> ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey:
-    key = serialization.load_pem_private_key(pem, None)
-    if not isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
-        raise ValueError("the CA key is neither ECDSA nor RSA")
-    return key
-
-
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _new_ca(now: datetime.datetime) -> tuple[bytes, bytes]:
-    key = new_ec_key()
-    name = _name("karmada")
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _BACKDATE)
-        .not_valid_after(now + _CA_VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return _pem(cert), key_pem(key)
-
-
-def _issue(
-    ca_cert: bytes,
-    ca_key: bytes,
-    subject: x509.Name,
-    usage: x509.ObjectIdentifier,
-    sans: Sequence[str],
-    now: datetime.datetime,
-) -> tuple[bytes, bytes]:
-    ca = x509.load_pem_x509_certificate(ca_cert)
-    signer = _signing_key(ca_key)
-    key = new_ec_key()
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _BACKDATE)
-        .not_valid_after(min(now + _LEAF_VALIDITY, ca.not_valid_after_utc))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False)
-    )
-    if sans:
-        builder = builder.add_extension(x509.SubjectAlternativeName(_general_names(sans)), critical=False)
-    return _pem(builder.sign(signer, hashes.SHA256())), key_pem(key)
-
-
 def _now(now: datetime.datetime | None) -> datetime.datetime:
     return now or datetime.datetime.now(datetime.UTC)
 
@@ -247,18 +165,19 @@ def new_pki(
     """A new CA, serving certificate (:func:`subject_alt_names`), admin certificate and
     service-account key."""
     now = _now(now)
-    ca_cert, ca_key = _new_ca(now)
+    ca_cert, ca_key = new_ca("karmada", now, _CA_VALIDITY)
     serving_cert, serving_key = _serving(ca_cert, ca_key, subject_alt_names(hosts, extra_names, cluster_domain), now)
     admin_cert, admin_key = _admin(ca_cert, ca_key, now)
     return ApiserverPKI(ca_cert, ca_key, serving_cert, serving_key, admin_cert, admin_key, key_pem(new_rsa_key(2048)))
 
 
 def _serving(ca_cert: bytes, ca_key: bytes, sans: Sequence[str], now: datetime.datetime) -> tuple[bytes, bytes]:
-    return _issue(ca_cert, ca_key, _name(NAME), ExtendedKeyUsageOID.SERVER_AUTH, sans, now)
+    return issue(ca_cert, ca_key, distinguished_name(NAME), ExtendedKeyUsageOID.SERVER_AUTH, sans, now, _LEAF_VALIDITY)
 
 
 def _admin(ca_cert: bytes, ca_key: bytes, now: datetime.datetime) -> tuple[bytes, bytes]:
-    return _issue(ca_cert, ca_key, _name(ADMIN_USER, [ADMIN_GROUP]), ExtendedKeyUsageOID.CLIENT_AUTH, [], now)
+    subject = distinguished_name(ADMIN_USER, [ADMIN_GROUP])
+    return issue(ca_cert, ca_key, subject, ExtendedKeyUsageOID.CLIENT_AUTH, [], now, _LEAF_VALIDITY)
 
 
 def reissue_serving(
@@ -273,16 +192,6 @@ def reissue_serving(
     sans = subject_alt_names(hosts, extra_names, cluster_domain)
     cert, key = _serving(pki.ca_cert, pki.ca_key, sans, _now(now))
     return replace(pki, serving_cert=cert, serving_key=key)
-
-
-def _fits(cert_pem: bytes, ca_pem: bytes, now: datetime.datetime) -> bool:
-    """Issued by the CA, already valid, and not within 30 days of its end."""
-    try:
-        cert = x509.load_pem_x509_certificate(cert_pem)
-        cert.verify_directly_issued_by(x509.load_pem_x509_certificate(ca_pem))
-    except (ValueError, TypeError, InvalidSignature):
-        return False
-    return cert.not_valid_before_utc <= now and cert.not_valid_after_utc - now > _RENEW_BEFORE
 
 
 def _same_sans(cert_pem: bytes, wanted: Sequence[str]) -> bool:
@@ -304,13 +213,13 @@ def ensure_pki(
     expires; a new PKI when there is none or its CA expires within 30 days."""
     now = _now(now)
     hosts, extra_names = list(hosts), list(extra_names)
-    if stored is None or not _fits(stored.ca_cert, stored.ca_cert, now):
+    if stored is None or not current(stored.ca_cert, stored.ca_cert, now, _RENEW_BEFORE):
         return new_pki(hosts, extra_names, cluster_domain=cluster_domain, now=now)
     pki = stored
     wanted = subject_alt_names(hosts, extra_names, cluster_domain)
-    if not _fits(pki.serving_cert, pki.ca_cert, now) or not _same_sans(pki.serving_cert, wanted):
+    if not current(pki.serving_cert, pki.ca_cert, now, _RENEW_BEFORE) or not _same_sans(pki.serving_cert, wanted):
         pki = reissue_serving(pki, hosts, extra_names, cluster_domain=cluster_domain, now=now)
-    if not _fits(pki.admin_cert, pki.ca_cert, now):
+    if not current(pki.admin_cert, pki.ca_cert, now, _RENEW_BEFORE):
         cert, key = _admin(pki.ca_cert, pki.ca_key, now)
         pki = replace(pki, admin_cert=cert, admin_key=key)
     return pki
@@ -318,7 +227,7 @@ def ensure_pki(
 
 def _public_pem(private_pem: bytes) -> bytes:
     return (
-        _signing_key(private_pem)
+        signing_key(private_pem)
         .public_key()
         .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     )
@@ -364,7 +273,7 @@ def pki_from_secret(secret: Obj | None) -> ApiserverPKI | None:
         for attribute in ("ca_cert", "serving_cert", "admin_cert"):
             x509.load_pem_x509_certificate(values[attribute])
         for attribute in ("ca_key", "serving_key", "admin_key", "sa_key"):
-            _signing_key(values[attribute])
+            signing_key(values[attribute])
     except (KeyError, TypeError, ValueError, binascii.Error):
         return None
     return ApiserverPKI(**values)

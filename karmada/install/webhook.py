@@ -14,18 +14,13 @@ from __future__ import annotations
 
 import base64
 import datetime
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from karmada.pki import key_pem, new_ec_key
+from karmada.pki.authority import current, distinguished_name, issue, new_ca
 from karmada.private_files import private_directory, write_private
 
 Obj = dict[str, Any]
@@ -56,60 +51,20 @@ def _hosts() -> list[str]:
 def new_certificates(now: datetime.datetime | None = None) -> WebhookCertificates:
     """A fresh CA and a serving certificate for the webhook's Service names and loopback."""
     now = now or datetime.datetime.now(datetime.UTC)
-    ca_key = new_ec_key()
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "karmada-webhook-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return issue_serving(ca.public_bytes(serialization.Encoding.PEM), key_pem(ca_key), now)
+    ca_cert, ca_key = new_ca("karmada-webhook-ca", now, _VALIDITY, path_length=0)
+    return issue_serving(ca_cert, ca_key, now)
 
 
 def issue_serving(ca_pem: bytes, ca_key_pem: bytes, now: datetime.datetime | None = None) -> WebhookCertificates:
     """A new serving certificate signed by the given CA."""
     now = now or datetime.datetime.now(datetime.UTC)
-    ca = x509.load_pem_x509_certificate(ca_pem)
-    ca_key = serialization.load_pem_private_key(ca_key_pem, None)
-    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
-        raise ValueError("the webhook CA key is not an ECDSA key")
-    key = new_ec_key()
-    names: list[x509.GeneralName] = []
-    for host in _hosts():
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{SERVICE_NAME}.{NAMESPACE}.svc")]))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return WebhookCertificates(ca_pem, ca_key_pem, cert.public_bytes(serialization.Encoding.PEM), key_pem(key))
+    subject = distinguished_name(f"{SERVICE_NAME}.{NAMESPACE}.svc")
+    cert, key = issue(ca_pem, ca_key_pem, subject, ExtendedKeyUsageOID.SERVER_AUTH, _hosts(), now, _VALIDITY)
+    return WebhookCertificates(ca_pem, ca_key_pem, cert, key)
 
 
 def _valid(cert_pem: bytes, ca_pem: bytes, now: datetime.datetime) -> bool:
-    try:
-        cert = x509.load_pem_x509_certificate(cert_pem)
-        ca = x509.load_pem_x509_certificate(ca_pem)
-        cert.verify_directly_issued_by(ca)
-    except (ValueError, TypeError, InvalidSignature):
-        return False
-    return cert.not_valid_after_utc - now > datetime.timedelta(days=30)
+    return current(cert_pem, ca_pem, now, datetime.timedelta(days=30))
 
 
 def load_or_create(directory: Path) -> WebhookCertificates:
