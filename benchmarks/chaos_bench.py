@@ -46,6 +46,7 @@ from typing import Any
 
 import yaml
 
+from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
 from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, RESOURCE_BINDINGS, Resource
@@ -422,7 +423,7 @@ async def _renewed_ahead(faulty: Faulty, member: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(TimeoutError, KubeError, OSError):
-            lease = await asyncio.wait_for(faulty.karmada.get(LEASES, member, "karmada-cluster"), 5.0)
+            lease = await asyncio.wait_for(faulty.karmada.get(LEASES, member, NAMESPACE_KARMADA_CLUSTER), 5.0)
             renewed = (lease.get("spec") or {}).get("renewTime")
             if renewed and parse_time(renewed) > utcnow() + datetime.timedelta(seconds=CLOCK_STEP / 2):
                 return True
