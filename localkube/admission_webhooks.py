@@ -385,19 +385,24 @@ def service_endpoint(services: Callable[[str, str], Obj | None], reference: Obj)
     localkube runs no cluster network: the Service ``namespace/name`` must exist
     and is dialed on 127.0.0.1; the port is the ``targetPort`` of the Service port
     numbered ``service.port`` (default 443) when that ``targetPort`` is a number,
-    else ``service.port`` itself. The certificate must name
-    ``NAME.NAMESPACE.svc``, the name kube-apiserver verifies."""
+    else ``service.port`` itself. An ``ExternalName`` Service is dialed at its
+    external name and ``service.port``, as kube-apiserver does (Karmada's API
+    server reaches karmada-webhook in the host cluster so). The certificate must
+    name ``NAME.NAMESPACE.svc``, the name kube-apiserver verifies."""
     namespace, name = str(reference.get("namespace", "")), str(reference.get("name", ""))
     port = int(reference.get("port") or 443)
     service = services(namespace, name)
     if service is None:
         raise OSError(f'service "{name}" not found')
+    path = str(reference.get("path") or "")
+    host = f"{name}.{namespace}.svc"
+    spec = service.get("spec") or {}
+    if spec.get("type") == "ExternalName" and spec.get("externalName"):
+        return f"https://{spec['externalName']}:{port}{path}", host
     for entry in (service.get("spec") or {}).get("ports") or []:
         if isinstance(entry, dict) and entry.get("port") == port and isinstance(entry.get("targetPort"), int):
             port = entry["targetPort"]
             break
-    path = str(reference.get("path") or "")
-    host = f"{name}.{namespace}.svc"
     return f"https://127.0.0.1:{port}{path}", host
 
 

@@ -250,8 +250,8 @@ def _go_dial_error(host: str, port: int, exc: BaseException) -> str:
 
 
 def _go_tls_error(exc: BaseException, server_name: str) -> str:
-    text = str(exc)
-    if "hostname" in text or "IP address mismatch" in text:
+    text = str(exc).lower()  # OpenSSL says "Hostname mismatch"
+    if "hostname" in text or "ip address mismatch" in text:
         return f"tls: failed to verify certificate: x509: certificate is not valid for {server_name}"
     if "expired" in text:
         return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"

@@ -25,6 +25,7 @@ from tests.pullmode import wait_for
 from tests.servers import Kubectl, Raw, ServerThread
 
 SERVICE_HOST = "hooks.webhooks.svc"
+EXTERNAL_NAME_HOST = "hooks.external-hooks.svc"
 
 
 class HookServer:
@@ -32,7 +33,7 @@ class HookServer:
 
     def __init__(self, directory: Path) -> None:
         self.ca = CertificateAuthority.create()
-        cert, key = self.ca.issue_server(["127.0.0.1", "localhost", SERVICE_HOST])
+        cert, key = self.ca.issue_server(["127.0.0.1", "localhost", SERVICE_HOST, EXTERNAL_NAME_HOST])
         (directory / "hook.crt").write_bytes(cert)
         (directory / "hook.key").write_bytes(key)
         self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -428,6 +429,29 @@ def test_service_reference_resolved_on_loopback(admin: Kubectl, hooks: HookServe
     stored = json.loads(admin("get", "validatingwebhookconfiguration", "svc", "-o", "json").stdout)
     assert stored["webhooks"][0]["clientConfig"]["service"]["port"] == 443
     admin("delete", "validatingwebhookconfiguration", "svc")
+
+
+def test_external_name_service_dialed_at_its_name_and_the_reference_port(admin: Kubectl, hooks: HookServer) -> None:
+    # how Karmada's API server reaches karmada-webhook in the host cluster: an ExternalName
+    # Service; the port is the reference's (no targetPort), the certificate checked for the Service
+    ns = namespace(admin, "extname")
+    admin("create", "namespace", "external-hooks")
+    admin("create", "service", "externalname", "hooks", "-n", "external-hooks", "--external-name=localhost")
+    hook = webhook("extname.localkube.test", "", hooks.ca_bundle, "extname")
+    reference = {"namespace": "external-hooks", "name": "hooks", "port": hooks.port, "path": "/deny-extname"}
+    hook["clientConfig"] = {"service": reference, "caBundle": hooks.ca_bundle}
+    admin("apply", "-f", "-", stdin=configuration("ValidatingWebhookConfiguration", "extname", hook))
+    refused = admin("create", "configmap", "via-external-name", "-n", ns, check=False)
+    assert 'admission webhook "extname.localkube.test" denied the request' in refused.stderr, refused.stderr
+    # the server name is the Service's, not the external name: a certificate for it alone fails
+    admin("create", "service", "externalname", "other", "-n", "external-hooks", "--external-name=localhost")
+    reference["name"] = "other"
+    admin("apply", "-f", "-", stdin=configuration("ValidatingWebhookConfiguration", "extname", hook))
+    failed = admin("create", "configmap", "via-other", "-n", ns, check=False)
+    assert failed.stderr.strip().endswith(
+        "tls: failed to verify certificate: x509: certificate is not valid for other.external-hooks.svc"
+    ), failed.stderr
+    admin("delete", "validatingwebhookconfiguration", "extname")
 
 
 def test_configurations_defaulted_and_validated(admin: Kubectl, hooks: HookServer) -> None:
