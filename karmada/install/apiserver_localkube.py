@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from karmada.images import IMAGE
+from karmada.kube.kubeconfig import build_kubeconfig
 from karmada.pki import key_pem, new_rsa_key
 from karmada.pki.authority import current, distinguished_name, ip_of, issue, new_ca, signing_key
 
@@ -299,7 +300,8 @@ def _flags(port: int) -> list[str]:
     ]
 
 
-def _service(options: ApiserverOptions) -> Obj:
+def service(options: ApiserverOptions) -> Obj:
+    """The Service agents and users reach the API server through."""
     port: Obj = {"name": "https", "protocol": "TCP", "port": options.port, "targetPort": "https"}
     if options.service_type == "NodePort":
         port["nodePort"] = options.node_port
@@ -315,7 +317,8 @@ def _probe(path: str, **timing: int) -> Obj:
     return {"httpGet": {"path": path, "port": "https", "scheme": "HTTPS"}, "timeoutSeconds": 5, **timing}
 
 
-def _statefulset(options: ApiserverOptions) -> Obj:
+def statefulset(options: ApiserverOptions) -> Obj:
+    """The StatefulSet running ``localkube serve`` on the Secret's PKI and a volume claim."""
     claim: Obj = {
         "metadata": {"name": "data", "labels": dict(LABELS)},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": options.storage_size}}},
@@ -387,7 +390,7 @@ def _statefulset(options: ApiserverOptions) -> Obj:
 def apiserver_objects(pki: ApiserverPKI, options: ApiserverOptions | None = None) -> list[Obj]:
     """The Secret, the Service and the StatefulSet, in the order to apply them."""
     options = options or ApiserverOptions()
-    return [pki_secret(pki), _service(options), _statefulset(options)]
+    return [pki_secret(pki), service(options), statefulset(options)]
 
 
 # ---- the kubeconfig
@@ -399,24 +402,14 @@ def admin_kubeconfig(pki: ApiserverPKI, server_url: str, tls_server_name: str | 
     credential embedded. ``tls_server_name`` checks the certificate for a Service name when the
     URL is an address the certificate does not name."""
 
-    def encode(data: bytes) -> str:
-        return base64.b64encode(data).decode()
-
-    cluster: Obj = {"server": server_url, "certificate-authority-data": encode(pki.ca_cert)}
-    if tls_server_name:
-        cluster["tls-server-name"] = tls_server_name
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": NAME, "cluster": cluster}],
-        "users": [
-            {
-                "name": USER_NAME,
-                "user": {"client-certificate-data": encode(pki.admin_cert), "client-key-data": encode(pki.admin_key)},
-            }
-        ],
-        "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": USER_NAME}}],
-        "current-context": NAME,
-        "preferences": {},
-    }
+    config = build_kubeconfig(
+        cluster=NAME,
+        server=server_url,
+        ca_pem=pki.ca_cert,
+        user=USER_NAME,
+        cert_pem=pki.admin_cert,
+        key_pem=pki.admin_key,
+        context=NAME,
+        tls_server_name=tls_server_name,
+    )
     return yaml.safe_dump(config, sort_keys=False)

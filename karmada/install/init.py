@@ -39,22 +39,34 @@ class InitOptions:
     # certificates kept in webhook_cert_dir; --deploy points at the deployed Service instead
     webhook_url: str | None = None
     webhook_cert_dir: Path | None = None
+    # the webhook's certificates kept elsewhere (a dedicated karmada-apiserver: a Secret of the host
+    # cluster); registered at webhook_url, else at its Service
+    webhook_certificates: webhook.WebhookCertificates | None = None
+    # applied after Karmada's own objects, before the webhook is registered
+    extra_documents: tuple[Obj, ...] = ()
+
+
+def deploy_documents(image: str) -> list[Obj]:
+    """The control plane's and the webhook's RBAC and workloads, running ``image``."""
+    documents = []
+    for path in deploy_files():
+        for doc in load_documents(path):
+            if doc["kind"] == "Deployment":
+                for container in doc["spec"]["template"]["spec"]["containers"]:
+                    container["image"] = image
+            documents.append(doc)
+    return documents
 
 
 def _documents(deploy: bool, image: str) -> list[Obj]:
     documents = [doc for path in crd_files() for doc in load_documents(path)]
     documents += [doc for path in controlplane_files() for doc in load_documents(path)]
     if deploy:
-        for path in deploy_files():
-            for doc in load_documents(path):
-                if doc["kind"] == "Deployment":
-                    for container in doc["spec"]["template"]["spec"]["containers"]:
-                        container["image"] = image
-                documents.append(doc)
+        documents += deploy_documents(image)
     return documents
 
 
-def _describe(obj: Obj) -> str:
+def describe(obj: Obj) -> str:
     namespace = obj["metadata"].get("namespace")
     where = f" -n {namespace}" if namespace else ""
     return f"{obj['kind'].lower()}/{obj['metadata']['name']}{where}"
@@ -109,19 +121,22 @@ async def init(client: KubeClient, options: InitOptions, say: Callable[[str], No
     crds = [doc for doc in documents if doc["kind"] == "CustomResourceDefinition"]
     for doc in crds:
         await apply_object(client, mapper, doc, FIELD_MANAGER)
-        say(f"{_describe(doc)} applied")
+        say(f"{describe(doc)} applied")
     names = [doc["metadata"]["name"] for doc in crds]
     await wait_until(lambda: _established(client, names), options.wait_timeout, what="Karmada's CRDs to be Established")
     say(f"{len(names)} CustomResourceDefinitions established")
     for doc in documents:
         if doc["kind"] != "CustomResourceDefinition":
             await apply_object(client, mapper, doc, FIELD_MANAGER)
-            say(f"{_describe(doc)} applied")
+            say(f"{describe(doc)} applied")
+    for doc in options.extra_documents:
+        await apply_object(client, mapper, doc, FIELD_MANAGER)
+        say(f"{describe(doc)} applied")
     existing = await client.get_or_none(CONFIGMAPS, "cluster-info", "kube-public")
     if existing is None or "kubeconfig" not in (existing.get("data") or {}):
         info = cluster_info(client)
         await apply_object(client, mapper, info, FIELD_MANAGER)
-        say(f"{_describe(info)} created (the server had none)")
+        say(f"{describe(info)} created (the server had none)")
     await _install_webhook(client, mapper, options, say)
 
 
@@ -129,12 +144,15 @@ async def _install_webhook(
     client: KubeClient, mapper: ResourceMapper, options: InitOptions, say: Callable[[str], None]
 ) -> None:
     """The webhook's certificates, then its two configurations (last: they make the API server call it)."""
-    if options.deploy:
+    url: str | None
+    if options.webhook_certificates is not None:
+        certificates, url = options.webhook_certificates, options.webhook_url
+    elif options.deploy:
         stored = await client.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
         certificates = webhook.certificates_from_secret(stored) or webhook.new_certificates()
         secret = webhook.certificates_secret(certificates)
         await apply_object(client, mapper, secret, FIELD_MANAGER)
-        say(f"{_describe(secret)} applied")
+        say(f"{describe(secret)} applied")
         url = None
     elif options.webhook_url:
         if options.webhook_cert_dir is None:
@@ -146,7 +164,7 @@ async def _install_webhook(
         return
     for configuration in webhook.webhook_configurations(certificates.ca_cert, url):
         await apply_object(client, mapper, configuration, FIELD_MANAGER)
-        say(f"{_describe(configuration)} applied")
+        say(f"{describe(configuration)} applied")
 
 
 async def deinit(client: KubeClient, say: Callable[[str], None], timeout: float = 120.0) -> None:
@@ -154,7 +172,7 @@ async def deinit(client: KubeClient, say: Callable[[str], None], timeout: float 
     mapper = ResourceMapper(client)
     for configuration in reversed(webhook.webhook_configurations(b"")):
         if await delete_object(client, mapper, configuration):
-            say(f"{_describe(configuration)} deleted")  # first: a webhook gone would block the deletions
+            say(f"{describe(configuration)} deleted")  # first: a webhook gone would block the deletions
     if await client.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE) is not None:
         await client.delete(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
         say(f"secret/{webhook.SECRET_NAME} -n {webhook.NAMESPACE} deleted")
@@ -165,7 +183,7 @@ async def deinit(client: KubeClient, say: Callable[[str], None], timeout: float 
         if doc["kind"] == "Namespace":
             continue  # after the CRDs: Karmada objects in them must go first
         if await delete_object(client, mapper, doc):
-            say(f"{_describe(doc)} deleted")
+            say(f"{describe(doc)} deleted")
     existing = await client.get_or_none(CONFIGMAPS, "cluster-info", "kube-public")
     labels = ((existing or {}).get("metadata") or {}).get("labels") or {}
     if existing is not None and labels.get(MANAGED_BY) == FIELD_MANAGER:
@@ -173,12 +191,12 @@ async def deinit(client: KubeClient, say: Callable[[str], None], timeout: float 
         say("configmap/cluster-info -n kube-public deleted (init had created it)")
     for doc in crds:
         if await delete_object(client, mapper, doc):
-            say(f"{_describe(doc)} deleted")
+            say(f"{describe(doc)} deleted")
     for doc in crds:
         await wait_gone(client, mapper, doc, timeout)
     for doc in others:
         if doc["kind"] == "Namespace" and await delete_object(client, mapper, doc):
-            say(f"{_describe(doc)} deleted")
+            say(f"{describe(doc)} deleted")
     for doc in others:
         if doc["kind"] == "Namespace":
             await wait_gone(client, mapper, doc, timeout)

@@ -229,3 +229,19 @@ def webhook_configurations(ca_pem: bytes, url: str | None = None) -> list[Obj]:
             "webhooks": [_webhook(entry, "validate", ca_pem, url) for entry in _VALIDATING],
         },
     ]
+
+
+def external_name_service(cluster_domain: str = "cluster.local") -> Obj:
+    """The Service ``karmada-webhook`` of a Karmada API server that runs in a host cluster: an
+    ExternalName naming the webhook's Service of the host, which the configurations' service
+    reference then reaches (karmadactl init's way)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": SERVICE_NAME, "namespace": NAMESPACE},
+        "spec": {
+            "type": "ExternalName",
+            "externalName": f"{SERVICE_NAME}.{NAMESPACE}.svc.{cluster_domain}",
+            "ports": [{"name": "https", "port": 443, "protocol": "TCP"}],
+        },
+    }

@@ -24,11 +24,15 @@ def build_kubeconfig(
     token: str | None = None,
     context: str | None = None,
     namespace: str | None = None,
+    tls_server_name: str | None = None,
 ) -> Obj:
-    """A complete kubeconfig whose current context joins ``cluster`` and ``user``."""
+    """A complete kubeconfig whose current context joins ``cluster`` and ``user``;
+    ``tls_server_name`` checks the certificate for a name other than the URL's host."""
     cluster_entry: Obj = {"server": server}
     if ca_pem:
         cluster_entry["certificate-authority-data"] = _b64(ca_pem)
+    if tls_server_name:
+        cluster_entry["tls-server-name"] = tls_server_name
     user_entry: Obj = {}
     if cert_pem and key_pem:
         user_entry["client-certificate-data"] = _b64(cert_pem)

@@ -1,4 +1,5 @@
-"""``init`` and ``deinit``: install Karmada's API into a control-plane API server."""
+"""``init`` and ``deinit``: Karmada's own API server in a host cluster, or Karmada's API
+installed into an API server the user runs."""
 
 from __future__ import annotations
 
@@ -8,11 +9,27 @@ from pathlib import Path
 from typing import Any
 
 from karmada.images import CONTROLPLANE_IMAGE
-from kubectl_karmada.errors import run_async
+from kubectl_karmada.errors import CommandError, run_async
 from kubectl_karmada.flags import add_common, control_plane, duration
 
 DEFAULT_WEBHOOK_CERT_DIR = Path.home() / ".karmada" / "webhook"
-NEXT_STEPS = """\
+DEFAULT_KARMADA_DATA = Path.home() / ".karmada"
+KARMADA_CONFIG = "karmada.config"
+DEDICATED_NEXT_STEPS = """\
+Karmada is running in {host}: karmada-apiserver answers at {server}.
+
+Its admin kubeconfig: {config}
+  kubectl --kubeconfig {config} get clusters
+
+Next:
+  1. Create a bootstrap token and print the command that registers a member cluster:
+       kubectl karmada token create --print-register-command --kubeconfig {config}
+  2. Run that command with the member cluster's kubeconfig (--kubeconfig/--context of the member):
+     its agent reaches {server} and checks it with the CA above.
+  3. Submit Deployments and PropagationPolicies to karmada-apiserver (--kubeconfig {config}),
+     never to the host cluster.
+"""
+EXTERNAL_NEXT_STEPS = """\
 Karmada's API is installed in {server}.
 
 Next:
@@ -22,53 +39,152 @@ Next:
        kubectl karmada token create --print-register-command{kubeconfig_flag}
   3. Run that command with the member cluster's kubeconfig (--kubeconfig/--context of the member).
 """
+DESCRIPTION = """\
+Install Karmada. --kubeconfig/--context name the host cluster.
+
+--apiserver localkube (the default) deploys into the host's namespace karmada-system a
+dedicated karmada-apiserver (localkube as a StatefulSet with a volume, serving TLS from its
+own CA), installs Karmada's API into it, runs karmada-controlplane and karmada-webhook beside it
+connected to it, and writes its admin kubeconfig to DIR/karmada.config (--karmada-data). Your
+Deployments and policies go to that API server, so the host never runs them itself.
+
+--apiserver external installs Karmada's API (CRDs, namespaces, the bootstrap RBAC, cluster-info,
+the webhook's registration) into the API server of --karmada-kubeconfig (default: the host's
+own), after checking that it runs no workload controllers. With --deploy, the control plane and
+karmada-webhook run in that same cluster.
+
+Safe to run again: it converges (certificates and data are kept).
+"""
 
 
 def add(commands: Any) -> None:
     parser = commands.add_parser(
         "init",
-        help="install Karmada's CRDs, namespaces and bootstrap RBAC into a control-plane API server",
-        description=(
-            "Install Karmada into the API server of --kubeconfig/--context: the CRDs (waiting until they are\n"
-            "Established), namespaces karmada-system and karmada-cluster, the RBAC that lets bootstrap tokens\n"
-            "create certificate requests and read kube-public/cluster-info, and cluster-info itself if the server\n"
-            "lacks it. With --deploy, also the control plane's RBAC and Deployment (for a real host cluster).\n"
-            "Safe to run again: it converges."
-        ),
+        help="deploy Karmada into a host cluster (its own API server, control plane and webhook)",
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common(parser)
-    parser.add_argument("--deploy", action="store_true", help="also deploy karmada-controlplane into this cluster")
+    parser.add_argument(
+        "--apiserver",
+        choices=("localkube", "external"),
+        default="localkube",
+        help="where Karmada's objects live: a dedicated karmada-apiserver deployed into the host (localkube), "
+        "or an API server you run (external)",
+    )
+    parser.add_argument(
+        "--karmada-kubeconfig",
+        metavar="FILE",
+        help="--apiserver external: kubeconfig of that API server (default: the host's --kubeconfig)",
+    )
     parser.add_argument(
         "--image",
         "--controlplane-image",
         dest="controlplane_image",
         default=CONTROLPLANE_IMAGE,
         metavar="IMAGE",
-        help=f"image of the karmada-controlplane and karmada-webhook pods with --deploy ({CONTROLPLANE_IMAGE})",
+        help=f"image of the karmada-controlplane and karmada-webhook pods ({CONTROLPLANE_IMAGE})",
     )
     parser.add_argument(
-        "--timeout", type=duration, default=60.0, metavar="DURATION", help="how long to wait for the CRDs (60s)"
+        "--timeout",
+        type=duration,
+        metavar="DURATION",
+        help="how long to wait for each part: pods to be ready, CRDs to be established (localkube 5m, external 60s)",
+    )
+    dedicated = parser.add_argument_group("--apiserver localkube")
+    dedicated.add_argument(
+        "--apiserver-advertise-address",
+        "--karmada-apiserver-advertise-address",
+        dest="advertise_address",
+        metavar="ADDRESS",
+        help="IP or DNS name agents and users reach karmada-apiserver at (default: a node's InternalIP for "
+        "NodePort, the load balancer's address for LoadBalancer)",
+    )
+    dedicated.add_argument(
+        "--apiserver-service-type",
+        choices=("NodePort", "LoadBalancer", "ClusterIP"),
+        default="NodePort",
+        help="type of the karmada-apiserver Service (NodePort; ClusterIP needs --apiserver-advertise-address)",
+    )
+    dedicated.add_argument(
+        "--apiserver-node-port",
+        "--port",
+        dest="node_port",
+        type=int,
+        default=32443,
+        metavar="PORT",
+        help="node port of a NodePort Service (32443)",
+    )
+    dedicated.add_argument(
+        "--cert-external-ip",
+        default="",
+        metavar="IPS",
+        help="more IP addresses for karmada-apiserver's certificate, comma-separated",
+    )
+    dedicated.add_argument(
+        "--cert-external-dns",
+        default="",
+        metavar="NAMES",
+        help="more DNS names for karmada-apiserver's certificate, comma-separated",
+    )
+    dedicated.add_argument(
+        "--apiserver-image",
+        metavar="IMAGE",
+        help="image whose localkube serves karmada-apiserver (default: --image's)",
+    )
+    dedicated.add_argument(
+        "--apiserver-pvc-size", default="5Gi", metavar="SIZE", help="size of karmada-apiserver's volume (5Gi)"
+    )
+    dedicated.add_argument(
+        "--storage-classes-name",
+        metavar="NAME",
+        help="StorageClass of karmada-apiserver's volume (default: the host's default StorageClass)",
+    )
+    dedicated.add_argument(
+        "--karmada-data",
+        type=Path,
+        default=DEFAULT_KARMADA_DATA,
+        metavar="DIR",
+        help=f"where the admin kubeconfig karmada.config is written (0600 in a 0700 directory; {DEFAULT_KARMADA_DATA})",
+    )
+    external = parser.add_argument_group("--apiserver external")
+    external.add_argument(
+        "--deploy",
+        action="store_true",
+        help="also run karmada-controlplane and karmada-webhook in that cluster (its API server is the host's)",
     )
     parser.add_argument(
         "--webhook-url",
         metavar="URL",
-        help="register a karmada-webhook served at URL (https://host:port); --deploy uses its Service",
+        help="where the API server calls karmada-webhook (https://host:port): with --apiserver external and no "
+        "--deploy, a webhook you run; with localkube, instead of its Service in the host",
     )
     parser.add_argument(
         "--webhook-cert-dir",
         type=Path,
         default=DEFAULT_WEBHOOK_CERT_DIR,
         metavar="DIR",
-        help=f"where the webhook's CA and serving certificate are kept for --webhook-url ({DEFAULT_WEBHOOK_CERT_DIR})",
+        help=f"external: where the webhook's CA and serving certificate are kept for --webhook-url "
+        f"({DEFAULT_WEBHOOK_CERT_DIR})",
     )
     parser.set_defaults(run=_run_init)
     undo = commands.add_parser(
         "deinit",
-        help="remove Karmada from a control-plane API server (deletes every Karmada object)",
-        description="Delete what init installed, CRDs last: every Cluster, policy, binding and Work goes with them.",
+        help="remove Karmada from a host cluster or an API server (deletes every Karmada object)",
+        description=(
+            "Undo init. On a host cluster with a dedicated karmada-apiserver: delete its StatefulSet, Service,\n"
+            "the control plane, karmada-webhook and their Secrets; its volume and CA (secret karmada-cert) stay\n"
+            "unless --purge-data, so that init again serves the same objects. Otherwise: delete what init\n"
+            "installed into the API server, CRDs last (every Cluster, policy, binding and Work goes with them)."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common(undo)
+    undo.add_argument(
+        "--purge-data",
+        action="store_true",
+        help="also delete karmada-apiserver's volume, its CA and the namespace init created",
+    )
     undo.add_argument("--timeout", type=duration, default=120.0, metavar="DURATION", help="wait for deletion (2m)")
     undo.set_defaults(run=_run_deinit)
 
@@ -77,20 +193,80 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _run_init(args: argparse.Namespace) -> int:
-    from karmada.install import InitOptions, init
+    if args.apiserver == "external":
+        return _run_external(args)
+    return _run_dedicated(args)
+
+
+def _run_dedicated(args: argparse.Namespace) -> int:
+    from karmada.install.apiserver_localkube import ApiserverOptions
+    from karmada.install.dedicated import DedicatedOptions, install
     from karmada.kube import KubeClient
+    from karmada.private_files import private_directory, write_private
 
     async def main() -> int:
-        config = control_plane(args)
+        for flag, given in (("--deploy", args.deploy), ("--karmada-kubeconfig", args.karmada_kubeconfig)):
+            if given:
+                raise CommandError(f"{flag} is for --apiserver external")
+        if args.apiserver_service_type == "ClusterIP" and not args.advertise_address:
+            raise CommandError("a ClusterIP Service needs --apiserver-advertise-address (where it is reachable)")
+        if not 30000 <= args.node_port <= 32767:
+            raise CommandError(f"--apiserver-node-port {args.node_port} is outside 30000-32767")
+        host_config = control_plane(args)
+        options = DedicatedOptions(
+            apiserver=ApiserverOptions(
+                image=args.apiserver_image or args.controlplane_image,
+                service_type=args.apiserver_service_type,
+                node_port=args.node_port,
+                storage_size=args.apiserver_pvc_size,
+                storage_class_name=args.storage_classes_name,
+            ),
+            advertise_address=args.advertise_address,
+            extra_sans=tuple(_names(args.cert_external_ip) + _names(args.cert_external_dns)),
+            controlplane_image=args.controlplane_image,
+            timeout=args.timeout or 300.0,
+            webhook_url=args.webhook_url,
+        )
+        async with KubeClient(host_config) as host:
+            installed = await install(host, options, _say)
+        config = write_private(private_directory(args.karmada_data) / KARMADA_CONFIG, installed.kubeconfig.encode())
+        print(f"wrote {config}")
+        print(DEDICATED_NEXT_STEPS.format(host=host_config.server, server=installed.server, config=config), end="")
+        return 0
+
+    return run_async(main)
+
+
+def _run_external(args: argparse.Namespace) -> int:
+    from karmada.install import InitOptions, init
+    from karmada.install.workload_controllers import refusal, workload_controller_signs
+    from karmada.kube import KubeClient, from_kubeconfig
+
+    async def main() -> int:
+        host_config = control_plane(args)
+        config = from_kubeconfig(args.karmada_kubeconfig) if args.karmada_kubeconfig else host_config
+        if args.deploy and config.server != host_config.server:
+            raise CommandError(
+                "--deploy runs the control plane in the cluster whose API server holds Karmada's objects; "
+                f"{config.server} is not the host's ({host_config.server}): run karmada-controlplane and "
+                "karmada-webhook with --kubeconfig FILE yourself, or use --apiserver localkube"
+            )
         async with KubeClient(config) as client:
+            signs = await workload_controller_signs(client)
+            if signs:
+                raise CommandError(refusal(config.server, signs))
             options = InitOptions(
-                args.deploy, args.controlplane_image, args.timeout, args.webhook_url, args.webhook_cert_dir
+                args.deploy, args.controlplane_image, args.timeout or 60.0, args.webhook_url, args.webhook_cert_dir
             )
             await init(client, options, _say)
-        kubeconfig = getattr(args, "kubeconfig", None)
+        kubeconfig = args.karmada_kubeconfig or getattr(args, "kubeconfig", None)
         print(
-            NEXT_STEPS.format(
+            EXTERNAL_NEXT_STEPS.format(
                 server=config.server,
                 kubeconfig=kubeconfig or "<this kubeconfig>",
                 kubeconfig_flag=f" --kubeconfig {kubeconfig}" if kubeconfig else "",
@@ -104,11 +280,15 @@ def _run_init(args: argparse.Namespace) -> int:
 
 def _run_deinit(args: argparse.Namespace) -> int:
     from karmada.install import deinit
+    from karmada.install.dedicated import installed_here, uninstall
     from karmada.kube import KubeClient
 
     async def main() -> int:
         async with KubeClient(control_plane(args)) as client:
-            await deinit(client, _say, args.timeout)
+            if await installed_here(client):
+                await uninstall(client, _say, purge_data=args.purge_data, timeout=args.timeout)
+            else:
+                await deinit(client, _say, args.timeout)
         print("Karmada removed.", file=sys.stdout)
         return 0
 

@@ -8,10 +8,10 @@ from tests.servers import Kubectl, Plugin
 
 
 def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubectl) -> None:
-    first = plugin("init")
+    first = plugin("init", "--apiserver", "external", "--apiserver", "external")
     assert "11 CustomResourceDefinitions established" in first.stdout
     assert "kubectl karmada token create --print-register-command" in first.stdout
-    again = plugin("init")
+    again = plugin("init", "--apiserver", "external", "--apiserver", "external")
     assert again.returncode == 0
     crds = json.loads(admin("get", "crd", "-o", "json").stdout)["items"]
     karmada = [c for c in crds if c["spec"]["group"].endswith("karmada.io")]
@@ -32,7 +32,7 @@ def test_init_installs_everything_and_is_idempotent(plugin: Plugin, admin: Kubec
 def test_init_deploy_then_deinit(plugin: Plugin, admin: Kubectl) -> None:
     # a Cluster made before --deploy registers karmada-webhook, whose pods never run here (no
     # kubelet): its Cluster webhook fails closed, so deinit must still remove this Cluster
-    plugin("init")
+    plugin("init", "--apiserver", "external", "--apiserver", "external")
     admin(
         "apply",
         "-f",
@@ -40,7 +40,7 @@ def test_init_deploy_then_deinit(plugin: Plugin, admin: Kubectl) -> None:
         stdin='{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster",'
         '"metadata":{"name":"gone-soon"},"spec":{"syncMode":"Pull"}}',
     )
-    plugin("init", "--deploy", "--controlplane-image", "registry.example/karmada-py:1.0")
+    plugin("init", "--apiserver", "external", "--deploy", "--controlplane-image", "registry.example/karmada-py:1.0")
     deployment = json.loads(admin("get", "deploy", "karmada-controlplane", "-n", "karmada-system", "-o", "json").stdout)
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "registry.example/karmada-py:1.0"
@@ -60,5 +60,5 @@ def test_errors_are_one_clear_line(plugin: Plugin) -> None:
     missing = Plugin(None)("init", "--kubeconfig", "/nonexistent/kubeconfig", check=False)
     assert missing.returncode == 1
     assert missing.stderr.strip() == "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory"
-    bad = plugin("init", "--timeout", "soon", check=False)
+    bad = plugin("init", "--apiserver", "external", "--timeout", "soon", check=False)
     assert bad.returncode == 2 and 'invalid duration "soon"' in bad.stderr

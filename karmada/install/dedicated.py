@@ -1,0 +1,310 @@
+"""``init`` on a host cluster: a dedicated ``karmada-apiserver`` (localkube) in
+``karmada-system``, Karmada's API installed into it, and the control plane and
+karmada-webhook beside it in the host, connected to it.
+
+Why: templates (Deployments, Jobs ...) submitted to the host's own API server
+would run as Pods there, and its kube-controller-manager would fight the
+binding-status controller over ``.status``. The dedicated server runs no
+workload controller: it only stores.
+
+The phases, each a server-side apply that converges when run again, each
+reported by ``say``:
+
+1. host: the namespace, the API server's Service (a LoadBalancer's address is
+   waited for: it goes into the certificate), its PKI Secret (kept across runs,
+   see :func:`~karmada.install.apiserver_localkube.ensure_pki`) and StatefulSet,
+   whose pod template carries a hash of the mounted files so that a reissued
+   certificate rolls the pod; then wait until it is ready;
+2. the Karmada API server, reached at the advertised address with the admin
+   certificate once ``/readyz`` answers: CRDs, namespaces, bootstrap RBAC,
+   ``cluster-info`` naming that address and CA (what ``register`` verifies),
+   the components' RBAC, and the webhook, called through an ExternalName
+   Service naming its Service in the host (or ``webhook_url``);
+3. host: the webhook's certificates, one kubeconfig Secret per component (a
+   client certificate from the API server's CA) and their workloads; then wait
+   until both Deployments are available.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from karmada.images import CONTROLPLANE_IMAGE
+from karmada.install import apiserver_localkube as apiserver
+from karmada.install import hosted_components, webhook
+from karmada.install.init import FIELD_MANAGER, MANAGED_BY, InitOptions, cluster_info, deploy_documents, describe
+from karmada.install.init import init as install_api
+from karmada.kube import KubeClient, KubeError, ResourceMapper, from_kubeconfig_bytes
+from karmada.kube.objects import apply_object, delete_object, wait_until
+from karmada.kube.resources import DEPLOYMENTS, NAMESPACES, NODES, SECRETS, Resource
+
+Obj = dict[str, Any]
+Say = Callable[[str], None]
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
+SERVICES = Resource("", "v1", "services", "Service", True)
+PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
+NAMESPACE = apiserver.NAMESPACE
+PKI_HASH_ANNOTATION = "karmada.io/pki-hash"  # changes roll the API server's pod onto new certificates
+_CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+
+
+@dataclass(frozen=True)
+class DedicatedOptions:
+    """What ``init`` deploys into the host. ``advertise_address``: the address agents and users
+    reach the API server at (a NodePort Service's default: a control-plane node's InternalIP; a
+    LoadBalancer's: its ingress); ``extra_sans``: more names for its certificate;
+    ``webhook_url``: where karmada-apiserver calls karmada-webhook instead of its Service."""
+
+    apiserver: apiserver.ApiserverOptions = field(default_factory=apiserver.ApiserverOptions)
+    advertise_address: str | None = None
+    extra_sans: tuple[str, ...] = ()
+    controlplane_image: str = CONTROLPLANE_IMAGE
+    timeout: float = 300.0
+    webhook_url: str | None = None
+    cluster_domain: str = "cluster.local"
+
+
+@dataclass(frozen=True, repr=False)
+class Installed:
+    """The advertised URL and the admin kubeconfig (credentials embedded: write it 0600)."""
+
+    server: str
+    kubeconfig: str
+
+
+# ---- phase 1: the API server in the host
+
+
+async def _advertise_address(host: KubeClient, options: DedicatedOptions, say: Say) -> str:
+    if options.advertise_address:
+        return options.advertise_address
+    kind = options.apiserver.service_type
+    if kind == "LoadBalancer":
+        say(f"waiting for service/{apiserver.NAME} -n {NAMESPACE} to get a load balancer address")
+
+        async def ingress() -> str | None:
+            service = await host.get(SERVICES, apiserver.NAME, NAMESPACE)
+            for entry in ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+                if entry.get("ip") or entry.get("hostname"):
+                    return str(entry.get("ip") or entry.get("hostname"))
+            return None
+
+        return str(await wait_until(ingress, options.timeout, interval=1.0, what="a load balancer address"))
+    if kind == "NodePort":
+        address = await _node_address(host)
+        if address:
+            say(f"advertising {address} (a node's InternalIP; --apiserver-advertise-address to choose)")
+            return address
+        raise ValueError("the host cluster has no Node with an InternalIP: pass --apiserver-advertise-address")
+    raise ValueError(f"a {kind} Service has no address outside the cluster: pass --apiserver-advertise-address")
+
+
+async def _node_address(host: KubeClient) -> str | None:
+    """A control-plane node's InternalIP (karmadactl init's choice), else any node's."""
+    nodes = (await host.list(NODES)).get("items") or []
+
+    def worker(node: Obj) -> bool:
+        return not any(role in (node["metadata"].get("labels") or {}) for role in _CONTROL_PLANE_ROLES)
+
+    ordered = sorted(nodes, key=worker)
+    for node in ordered:
+        for address in (node.get("status") or {}).get("addresses") or []:
+            if address.get("type") == "InternalIP" and address.get("address"):
+                return str(address["address"])
+    return None
+
+
+def _url(address: str, options: apiserver.ApiserverOptions) -> str:
+    port = options.node_port if options.service_type == "NodePort" else options.port
+    host = f"[{address}]" if ":" in address else address
+    return f"https://{host}:{port}"
+
+
+def pki_hash(secret: Obj) -> str:
+    """A digest of what the API server's pod mounts from its Secret."""
+    digest = hashlib.sha256()
+    for key in sorted(secret["data"]):
+        digest.update(key.encode() + b"\0" + secret["data"][key].encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+async def _statefulset_ready(host: KubeClient) -> bool:
+    statefulset = await host.get_or_none(STATEFULSETS, apiserver.NAME, NAMESPACE)
+    if statefulset is None:
+        return False
+    status = statefulset.get("status") or {}
+    generation = statefulset["metadata"].get("generation", 0)
+    updated = status.get("updateRevision") in (None, status.get("currentRevision"))
+    return bool(status.get("observedGeneration", 0) >= generation and status.get("readyReplicas", 0) >= 1 and updated)
+
+
+async def _answering(client: KubeClient) -> bool:
+    try:
+        return (await client.raw_text("/readyz")).strip() == "ok"
+    except (TimeoutError, KubeError, OSError):
+        return False
+
+
+async def _apiserver(
+    host: KubeClient, mapper: ResourceMapper, options: DedicatedOptions, say: Say
+) -> tuple[apiserver.ApiserverPKI, str]:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "labels": {MANAGED_BY: FIELD_MANAGER}},
+    }
+    for obj in (namespace, apiserver.service(options.apiserver)):
+        await _apply(host, mapper, obj, say)
+    address = await _advertise_address(host, options, say)
+    stored = apiserver.pki_from_secret(await host.get_or_none(SECRETS, apiserver.SECRET_NAME, NAMESPACE))
+    pki = apiserver.ensure_pki(stored, [address], options.extra_sans, cluster_domain=options.cluster_domain)
+    secret = apiserver.pki_secret(pki)
+    statefulset = apiserver.statefulset(options.apiserver)
+    statefulset["spec"]["template"]["metadata"]["annotations"] = {PKI_HASH_ANNOTATION: pki_hash(secret)}
+    for obj in (secret, statefulset):
+        await _apply(host, mapper, obj, say)
+    say(f"waiting for statefulset/{apiserver.NAME} -n {NAMESPACE} to be ready")
+    await wait_until(lambda: _statefulset_ready(host), options.timeout, interval=1.0, what=f"{apiserver.NAME} ready")
+    say(f"statefulset/{apiserver.NAME} -n {NAMESPACE} ready")
+    return pki, _url(address, options.apiserver)
+
+
+# ---- phase 2: Karmada's API in it
+
+
+async def _karmada_api(
+    karmada: KubeClient, host: KubeClient, options: DedicatedOptions, say: Say
+) -> webhook.WebhookCertificates:
+    server = karmada.config.server
+    say(f"waiting for {apiserver.NAME} to answer at {server}")
+    await wait_until(lambda: _answering(karmada), options.timeout, interval=1.0, what=f"{server}/readyz")
+    say(f"{apiserver.NAME} answers at {server}")
+    stored = await host.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
+    certificates = webhook.certificates_from_secret(stored) or webhook.new_certificates()
+    identities, _ = hosted_components.split(deploy_documents(options.controlplane_image))
+    # cluster-info is init's here (it names the advertised address), so every run applies it
+    extra = [cluster_info(karmada), *identities]
+    if options.webhook_url is None:
+        extra.append(webhook.external_name_service(options.cluster_domain))
+    init_options = InitOptions(
+        wait_timeout=options.timeout,
+        webhook_url=options.webhook_url,
+        webhook_certificates=certificates,
+        extra_documents=tuple(extra),
+    )
+    await install_api(karmada, init_options, say)
+    return certificates
+
+
+# ---- phase 3: the components in the host
+
+
+async def _components(
+    host: KubeClient,
+    mapper: ResourceMapper,
+    pki: apiserver.ApiserverPKI,
+    certificates: webhook.WebhookCertificates,
+    options: DedicatedOptions,
+    say: Say,
+) -> None:
+    await _apply(host, mapper, webhook.certificates_secret(certificates), say)
+    server = f"https://{apiserver.NAME}.{NAMESPACE}.svc:{options.apiserver.port}"
+    for component in hosted_components.COMPONENTS:
+        name = hosted_components.config_secret_name(component)
+        stored = await host.get_or_none(SECRETS, name, NAMESPACE)
+        cert, key = hosted_components.client_certificate(component, pki.ca_cert, pki.ca_key, stored)
+        kubeconfig = hosted_components.component_kubeconfig(component, server, pki.ca_cert, cert, key)
+        await _apply(host, mapper, hosted_components.config_secret(component, kubeconfig), say)
+    _, workloads = hosted_components.split(deploy_documents(options.controlplane_image))
+    for obj in hosted_components.hosted_workloads(workloads):
+        await _apply(host, mapper, obj, say)
+    for component in hosted_components.COMPONENTS:
+        say(f"waiting for deployment/{component} -n {NAMESPACE} to be available")
+        await wait_until(
+            lambda component=component: _available(host, component),  # type: ignore[misc]
+            options.timeout,
+            interval=1.0,
+            what=f"{component} available",
+        )
+        say(f"deployment/{component} -n {NAMESPACE} available")
+
+
+async def _available(host: KubeClient, name: str) -> bool:
+    deployment = await host.get_or_none(DEPLOYMENTS, name, NAMESPACE)
+    conditions = ((deployment or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Available" and c.get("status") == "True" for c in conditions)
+
+
+async def _apply(client: KubeClient, mapper: ResourceMapper, obj: Obj, say: Say) -> None:
+    await apply_object(client, mapper, obj, FIELD_MANAGER)
+    say(f"{describe(obj)} applied")
+
+
+async def install(host: KubeClient, options: DedicatedOptions, say: Say) -> Installed:
+    """Deploy and connect everything; returns the advertised URL and the admin kubeconfig."""
+    mapper = ResourceMapper(host)
+    pki, url = await _apiserver(host, mapper, options, say)
+    kubeconfig = apiserver.admin_kubeconfig(pki, url)
+    async with KubeClient(from_kubeconfig_bytes(kubeconfig)) as karmada:
+        certificates = await _karmada_api(karmada, host, options, say)
+    await _components(host, mapper, pki, certificates, options, say)
+    return Installed(url, kubeconfig)
+
+
+# ---- deinit
+
+
+async def installed_here(host: KubeClient) -> bool:
+    """Whether ``init`` deployed a dedicated API server into this cluster."""
+    statefulset = await host.get_or_none(STATEFULSETS, apiserver.NAME, NAMESPACE)
+    labels = ((statefulset or {}).get("metadata") or {}).get("labels") or {}
+    return statefulset is not None and labels.get("app") == apiserver.NAME
+
+
+async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: float = 120.0) -> None:
+    """Remove what :func:`install` put into the host. Kept unless ``purge_data``: the API server's
+    volume and the CA that signed every certificate its objects rely on (``karmada-cert``),
+    so that ``init`` again serves the same objects; with it, those and the namespace go too."""
+    mapper = ResourceMapper(host)
+    _, workloads = hosted_components.split(deploy_documents(CONTROLPLANE_IMAGE))
+    for obj in reversed(hosted_components.hosted_workloads(workloads)):
+        if await delete_object(host, mapper, obj):
+            say(f"{describe(obj)} deleted")
+    names = [hosted_components.config_secret_name(c) for c in hosted_components.COMPONENTS] + [webhook.SECRET_NAME]
+    for name in names:
+        if await _delete(host, SECRETS, name):
+            say(f"secret/{name} -n {NAMESPACE} deleted")
+    for resource, name in ((STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)):
+        if await _delete(host, resource, name):
+            say(f"{resource.kind.lower()}/{name} -n {NAMESPACE} deleted")
+    if not purge_data:
+        say(f"kept: secret/{apiserver.SECRET_NAME} and the volume of {apiserver.NAME} (--purge-data removes them)")
+        return
+    claims = (await host.list(PVCS, NAMESPACE, labelSelector=f"app={apiserver.NAME}")).get("items") or []
+    for claim in claims:
+        if await _delete(host, PVCS, claim["metadata"]["name"]):
+            say(f"persistentvolumeclaim/{claim['metadata']['name']} -n {NAMESPACE} deleted")
+    if await _delete(host, SECRETS, apiserver.SECRET_NAME):
+        say(f"secret/{apiserver.SECRET_NAME} -n {NAMESPACE} deleted")
+    namespace = await host.get_or_none(NAMESPACES, NAMESPACE)
+    if namespace is not None and (namespace["metadata"].get("labels") or {}).get(MANAGED_BY) == FIELD_MANAGER:
+        await host.delete(NAMESPACES, NAMESPACE)
+        say(f"namespace/{NAMESPACE} deleted")
+
+        async def gone() -> bool:
+            return await host.get_or_none(NAMESPACES, NAMESPACE) is None
+
+        await wait_until(gone, timeout, what=f"namespace {NAMESPACE} to be deleted")
+
+
+async def _delete(host: KubeClient, resource: Resource, name: str) -> bool:
+    try:
+        await host.delete(resource, name, NAMESPACE)
+    except KubeError as error:
+        if error.not_found:
+            return False
+        raise
+    return True
