@@ -66,6 +66,7 @@ Key = tuple[str, str]  # (namespace, name)
 
 SYSTEM = Context(user="system:kube-controller-manager", groups=["system:masters"])
 PODS, NODES, REPLICASETS = "/pods", "/nodes", "apps/replicasets"
+PVCS = "/persistentvolumeclaims"
 WORKLOADS = {
     "apps/deployments": "Deployment",
     "apps/replicasets": "ReplicaSet",
@@ -551,11 +552,20 @@ class Simulation:
         self._set_status(PODS, stored, status)
 
     # -- pods of a workload ---------------------------------------------------------------------
-    def _new_pod(self, owner: Obj, name: str, extra_labels: dict[str, str] | None = None, node: str = "") -> None:
+    def _new_pod(
+        self,
+        owner: Obj,
+        name: str,
+        extra_labels: dict[str, str] | None = None,
+        node: str = "",
+        volumes: list[Obj] | None = None,
+    ) -> None:
         template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
         meta = template.get("metadata") or {}
         labels = {**(meta.get("labels") or {}), **(extra_labels or {})}
         spec = template.get("spec") or {}
+        if volumes:
+            spec["volumes"] = [*(spec.get("volumes") or []), *volumes]
         if node:
             spec["nodeName"] = node
         pod = {
@@ -774,7 +784,7 @@ class Simulation:
                     "controller-revision-hash": revision,
                     "apps.kubernetes.io/pod-index": str(index),
                 }
-                self._new_pod(sts, pod_name, labels)
+                self._new_pod(sts, pod_name, labels, volumes=self._claims(sts, pod_name))
                 budget -= 1
             index += 1
         doomed = [
@@ -783,6 +793,36 @@ class Simulation:
         for pod_name in doomed[:BURST]:
             self._delete(PODS, sts["metadata"]["namespace"], pod_name)
         self._status_statefulset(sts)
+
+    def _claims(self, sts: Obj, pod_name: str) -> list[Obj]:
+        """As the StatefulSet controller: a claim ``TEMPLATE-POD`` per volumeClaimTemplate,
+        created when missing and bound at once (a dynamic provisioner's part), and the pod's
+        volumes naming them. Claims outlive the pods, as the retention policy Retain says."""
+        namespace = sts["metadata"]["namespace"]
+        volumes = []
+        for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
+            name = f"{template['metadata']['name']}-{pod_name}"
+            if self.store.get(PVCS, namespace, name) is None:
+                claim = {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {
+                        "name": name,
+                        "namespace": namespace,
+                        "labels": dict(template["metadata"].get("labels") or {}),
+                    },
+                    "spec": copy.deepcopy(template.get("spec") or {}),
+                }
+                created = self._create(PVCS, namespace, claim)
+                if created is not None:
+                    spec = created.get("spec") or {}
+                    capacity = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+                    bound = {"phase": "Bound", "accessModes": spec.get("accessModes") or []}
+                    if capacity:
+                        bound["capacity"] = {"storage": capacity}
+                    self._set_status(PVCS, created, bound)
+            volumes.append({"name": template["metadata"]["name"], "persistentVolumeClaim": {"claimName": name}})
+        return volumes
 
     def _status_statefulset(self, sts: Obj) -> None:
         current = self.store.get("apps/statefulsets", sts["metadata"]["namespace"], sts["metadata"]["name"]) or sts

@@ -66,7 +66,7 @@ class PullMode:
         self.agents: dict[str, Background] = {}
 
     def install(self) -> PullMode:
-        self.plugin("init", "--apiserver", "external", "--apiserver", "external")
+        self.plugin("init", "--apiserver", "external")
         return self
 
     def start_controlplane(self, *extra: str) -> Background:

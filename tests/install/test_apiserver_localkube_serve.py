@@ -6,13 +6,11 @@ objects on the "volume"."""
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import os
 import ssl
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,77 +23,21 @@ from karmada.install.apiserver_localkube import (
     apiserver_objects,
     new_pki,
 )
-from localkube.process import READY_PREFIX
-from tests.programs import BIN_DIR, Background
-from tests.pullmode import wait_for
+from tests.kubelet import Pod, pod_of
 from tests.servers import Kubectl
 
 Obj = dict[str, Any]
 SERVICE_NAME = "karmada-apiserver.karmada-system.svc"
+LOOPBACK = {"--host": "127.0.0.1", "--port": "0"}
 pytestmark = pytest.mark.slow
-
-
-@dataclass
-class Pod:
-    """What the kubelet would run: the command with each mount mapped to a local directory."""
-
-    command: list[str]
-    mounts: dict[str, Path]
-    log: Path
-
-    def args(self) -> list[str]:
-        return [str(BIN_DIR / self.command[0]), *(self._arg(arg) for arg in self.command[1:])]
-
-    def _arg(self, arg: str) -> str:
-        flag, _, value = arg.partition("=")
-        if flag == "--host":
-            return "--host=127.0.0.1"
-        if flag == "--port":
-            return "--port=0"
-        for mount_path, local in self.mounts.items():
-            if value.startswith(mount_path + "/"):
-                return f"{flag}={local}{value[len(mount_path) :]}"
-        return arg
-
-    def start(self) -> tuple[Background, str]:
-        """The program serving, and its URL."""
-        offset = len(self.log.read_text()) if self.log.exists() else 0
-        program = Background(self.args(), self.log).start()
-
-        def url() -> str | None:
-            for line in self.log.read_text(errors="replace")[offset:].splitlines():
-                if line.startswith(READY_PREFIX):
-                    return line[len(READY_PREFIX) :].strip()
-            assert program.running, self.log.read_text(errors="replace")
-            return None
-
-        return program, str(wait_for(url, timeout=30, what="localkube to serve"))
 
 
 def _kubelet(objects: list[Obj], root: Path) -> Pod:
     (secret,) = [o for o in objects if o["kind"] == "Secret"]
     (statefulset,) = [o for o in objects if o["kind"] == "StatefulSet"]
-    pod = statefulset["spec"]["template"]["spec"]
-    (container,) = pod["containers"]
-    volumes = {v["name"]: v for v in pod["volumes"]}
-    claims = {c["metadata"]["name"] for c in statefulset["spec"]["volumeClaimTemplates"]}
-    mounts: dict[str, Path] = {}
-    for mount in container["volumeMounts"]:
-        local = root / mount["name"]
-        local.mkdir(mode=0o700)
-        volume = volumes.get(mount["name"], {})
-        if "secret" in volume:
-            assert volume["secret"]["secretName"] == secret["metadata"]["name"]
-            for item in volume["secret"]["items"]:
-                path = local / item["path"]
-                path.write_bytes(base64.b64decode(secret["data"][item["key"]]))
-                path.chmod(volume["secret"]["defaultMode"])
-            if mount.get("readOnly"):
-                local.chmod(0o555)
-        else:
-            assert mount["name"] in claims or "emptyDir" in volume, mount
-        mounts[mount["mountPath"]] = local
-    return Pod(container["command"], mounts, root / "localkube.log")
+    claims = frozenset(c["metadata"]["name"] for c in statefulset["spec"]["volumeClaimTemplates"])
+    secrets = {secret["metadata"]["name"]: secret}
+    return pod_of(statefulset["spec"]["template"], secrets, root, claims=claims, flags=LOOPBACK)
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +52,7 @@ def pod(pki: ApiserverPKI, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     try:
         yield pod
     finally:
-        for local in pod.mounts.values():
-            local.chmod(0o700)
+        pod.release()
 
 
 def _kubectl(pki: ApiserverPKI, url: str, directory: Path, server_name: str = SERVICE_NAME) -> Kubectl:
@@ -139,7 +80,7 @@ def _anonymous_get(pki: ApiserverPKI, url: str, path: str) -> tuple[int, str]:
 def test_the_container_command_serves_the_admin_and_keeps_its_objects(
     pki: ApiserverPKI, pod: Pod, tmp_path: Path
 ) -> None:
-    program, url = pod.start()
+    program, url = pod.serve()
     try:
         kubectl = _kubectl(pki, url, tmp_path)
         namespaces = json.loads(kubectl("get", "ns", "-o", "json").stdout)
@@ -168,7 +109,7 @@ def test_the_container_command_serves_the_admin_and_keeps_its_objects(
         program.stop()
     assert not program.running
 
-    program, url = pod.start()  # the same "volume", another port
+    program, url = pod.serve()  # the same "volume", another port
     try:
         kubectl = _kubectl(pki, url, tmp_path)
         kept = json.loads(kubectl("get", "configmap", "kept", "-n", "default", "-o", "json").stdout)

@@ -19,7 +19,9 @@ def _mode(path: Path) -> int:
 
 def test_init_registers_a_webhook_served_by_url(plugin: Plugin, admin: Kubectl, tmp_path: Path) -> None:
     certs = tmp_path / "webhook"
-    out = plugin("init", "--apiserver", "external", "--webhook-url", "https://127.0.0.1:9443", "--webhook-cert-dir", str(certs)).stdout
+    out = plugin(
+        "init", "--apiserver", "external", "--webhook-url", "https://127.0.0.1:9443", "--webhook-cert-dir", str(certs)
+    ).stdout
     assert "mutatingwebhookconfiguration/mutating-config applied" in out
     assert "validatingwebhookconfiguration/validating-config applied" in out
     assert _mode(certs) == 0o700
@@ -58,13 +60,15 @@ def test_init_registers_a_webhook_served_by_url(plugin: Plugin, admin: Kubectl, 
     assert "karmada-webhook.karmada-system.svc" in names.get_values_for_type(x509.DNSName)
     # running init again keeps the CA: the configurations do not change
     before = (certs / "ca.crt").read_bytes()
-    plugin("init", "--apiserver", "external", "--webhook-url", "https://127.0.0.1:9443", "--webhook-cert-dir", str(certs))
+    plugin(
+        "init", "--apiserver", "external", "--webhook-url", "https://127.0.0.1:9443", "--webhook-cert-dir", str(certs)
+    )
     assert (certs / "ca.crt").read_bytes() == before
     plugin("deinit")  # the API server is shared by this module's tests
 
 
 def test_init_without_a_webhook_registers_none(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     assert admin("get", "validatingwebhookconfiguration,mutatingwebhookconfiguration", "-o", "name").stdout == ""
     plugin("deinit")
 

@@ -10,7 +10,7 @@ from tests.servers import Kubectl, Plugin
 
 @pytest.fixture(scope="module")
 def installed(plugin: Plugin) -> None:
-    assert plugin("init", "--apiserver", "external", "--apiserver", "external").returncode == 0
+    assert plugin("init", "--apiserver", "external").returncode == 0
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ def _taints(admin: Kubectl, name: str = "m1") -> list[dict[str, str]]:
 
 
 def test_taint_add_overwrite_and_remove(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     admin("apply", "-f", "-", stdin=CLUSTER)
     # global flags after the command, as kubectl users write them
     kubeconfig = str(plugin.kubeconfig)
@@ -48,7 +48,7 @@ def test_taint_add_overwrite_and_remove(plugin: Plugin, admin: Kubectl) -> None:
 
 
 def test_cordon_and_uncordon(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     admin("apply", "-f", "-", stdin=CLUSTER)
     assert plugin("cordon", "m1").stdout.strip() == "m1 cluster cordoned"
     assert plugin("cordon", "m1").stdout.strip() == "m1 cluster already cordoned"
@@ -59,7 +59,7 @@ def test_cordon_and_uncordon(plugin: Plugin, admin: Kubectl) -> None:
 
 
 def test_taint_grammar_as_kubectl_takes_it(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     admin("apply", "-f", "-", stdin=CLUSTER.replace('"m1"', '"g1"'))
     admin("apply", "-f", "-", stdin=CLUSTER.replace('"m1"', '"g2"'))
     added = plugin("taint", "clusters", "g1", "g2", "maintenance=true:NoSchedule", "gpu:NoExecute")

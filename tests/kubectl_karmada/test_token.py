@@ -13,7 +13,7 @@ from tests.servers import Kubectl, Plugin, ServerThread
 
 
 def test_create_list_and_delete(plugin: Plugin, admin: Kubectl) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     token = plugin("token", "create", "--description", "for member1").stdout.strip()
     assert re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", token)
     token_id, secret = token.split(".")
@@ -47,7 +47,7 @@ def test_create_list_and_delete(plugin: Plugin, admin: Kubectl) -> None:
 def test_tokens_authenticate_with_bootstrap_rights_only(
     plugin: Plugin, admin: Kubectl, localkube: ServerThread, workdir: Path
 ) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     token = BootstrapToken.parse(plugin("token", "create").stdout)
     config = workdir / "bootstrap.kubeconfig"
     config.write_text(
@@ -79,7 +79,7 @@ def test_tokens_authenticate_with_bootstrap_rights_only(
 
 
 def test_print_register_command(plugin: Plugin, localkube: ServerThread) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     line = plugin("token", "create", "--print-register-command", "--ttl", "1h").stdout.strip()
     words = shlex.split(line)
     assert words[:3] == ["kubectl", "karmada", "register"]

@@ -178,7 +178,7 @@ def test_refuses_to_start_without_certificates(tmp_path: Path) -> None:
 async def test_customizations_conflict_with_the_ones_stored(
     tmp_path: Path, localkube: ServerThread, plugin: Plugin, admin: Kubectl
 ) -> None:
-    plugin("init", "--apiserver", "external", "--apiserver", "external")
+    plugin("init", "--apiserver", "external")
     stored = {
         "apiVersion": "config.karmada.io/v1alpha1",
         "kind": "ResourceInterpreterCustomization",

@@ -1,0 +1,297 @@
+"""``kubectl karmada init`` on a host cluster: a dedicated karmada-apiserver, the control
+plane and karmada-webhook deployed into it and connected to it, then a member registered
+and a Deployment propagated through that API server.
+
+The host is a localkube that simulates its workloads (so the Deployments and the
+StatefulSet report ready as a real cluster's would). The test plays the kubelet and the
+cluster's network: it runs each pod's command from the objects init applied, with their
+Secrets as files, the API server on the advertised address and node port, and the
+Service names the components' kubeconfigs use pointed at that address.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from localkube.simulation import SimulationConfig
+from tests.kubelet import Pod, pod_of
+from tests.programs import BIN_DIR, Background, free_port, kubectl, program_env
+from tests.pullmode import FAST_AGENT, FAST_CONTROLPLANE, wait_for
+from tests.servers import Kubectl, Plugin, ServerThread, start_server
+
+Obj = dict[str, Any]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+APISERVER_SERVICE = "karmada-apiserver.karmada-system.svc"
+
+
+def _node_port() -> int:
+    for _ in range(50):
+        port = free_port()
+        if 30000 <= port <= 32767:
+            return port
+    import socket
+
+    for port in range(30000, 32768):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in the node port range")
+
+
+@pytest.fixture
+def host() -> Iterator[ServerThread]:
+    yield from start_server(port=0, simulation=SimulationConfig(nodes=1, node_prefix="host", workloads=True))
+
+
+@pytest.fixture
+def member() -> Iterator[ServerThread]:
+    yield from start_server(port=0, simulation=SimulationConfig(nodes=1, node_prefix="m1", workloads=True))
+
+
+class Kubelet:
+    """Runs what init deployed into the host, from the objects as they are stored."""
+
+    def __init__(self, host: Kubectl, root: Path, node_port: int, webhook_port: int) -> None:
+        self.host = host
+        self.root = root
+        self.node_port = node_port
+        self.webhook_port = webhook_port
+        self.programs: list[Background] = []
+        self.pods: list[Pod] = []
+        self.starts = 0
+
+    def _get(self, kind: str, name: str) -> Obj | None:
+        result = self.host("get", kind, name, "-n", "karmada-system", "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def _secrets(self, template: Obj) -> dict[str, Obj] | None:
+        secrets = {}
+        for volume in template["spec"].get("volumes") or []:
+            if "secret" in volume:
+                name = volume["secret"]["secretName"]
+                secret = self._get("secret", name)
+                if secret is None:
+                    return None
+                secrets[name] = secret
+        return secrets
+
+    def _pod(self, kind: str, name: str, flags: dict[str, str]) -> Pod:
+        def ready() -> tuple[Obj, dict[str, Obj]] | None:
+            obj = self._get(kind, name)
+            secrets = self._secrets(obj["spec"]["template"]) if obj else None
+            return (obj, secrets) if obj and secrets is not None else None
+
+        obj, secrets = wait_for(ready, timeout=60, what=f"{kind} {name} and its Secrets")
+        claims = frozenset(c["metadata"]["name"] for c in obj["spec"].get("volumeClaimTemplates") or [])
+        self.starts += 1
+        pod = pod_of(obj["spec"]["template"], secrets, self.root / f"{name}-{self.starts}", claims=claims, flags=flags)
+        self.pods.append(pod)
+        return pod
+
+    def _resolve(self, pod: Pod) -> None:
+        """The cluster's DNS and Service routing: the component's kubeconfig names the API
+        server's Service; here that is the advertised address (the name still checked)."""
+        (config_dir,) = [local for path, local in pod.mounts.items() if path == "/etc/karmada/config"]
+        path = config_dir / "karmada.config"
+        config = yaml.safe_load(path.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        assert cluster["server"] == f"https://{APISERVER_SERVICE}:5443"
+        cluster["server"] = f"https://127.0.0.1:{self.node_port}"
+        cluster["tls-server-name"] = APISERVER_SERVICE
+        config_dir.chmod(0o700)
+        path.chmod(0o600)
+        path.write_text(yaml.safe_dump(config))
+        config_dir.chmod(0o555)
+
+    def run_apiserver(self) -> Background:
+        pod = self._pod("statefulset", "karmada-apiserver", {"--host": "127.0.0.1", "--port": str(self.node_port)})
+        # the volume outlives the pod: every start uses the first one's
+        data = [local for path, local in self.pods[0].mounts.items() if path == "/var/lib/karmada-apiserver"]
+        pod.mounts["/var/lib/karmada-apiserver"] = data[0]
+        program, url = pod.serve()
+        assert url == f"https://127.0.0.1:{self.node_port}"
+        self.programs.append(program)
+        return program
+
+    def run_component(self, name: str, *extra: str) -> Background:
+        flags = {"--health-probe-bind-address": f"127.0.0.1:{free_port()}", "--metrics-bind-address": "0"}
+        if name == "karmada-webhook":
+            flags |= {"--bind-address": "127.0.0.1", "--secure-port": str(self.webhook_port)}
+        pod = self._pod("deployment", name, flags)
+        self._resolve(pod)
+        pod.command = [*pod.command, *extra]
+        program = pod.start()
+        self.programs.append(program)
+        return program
+
+    def stop(self) -> None:
+        for program in reversed(self.programs):
+            program.stop()
+        for pod in self.pods:
+            pod.release()
+
+
+def _init(plugin: Plugin, *args: str) -> subprocess.Popen[str]:
+    assert plugin.kubeconfig is not None
+    command = [kubectl(), "karmada", "init", *args, f"--kubeconfig={plugin.kubeconfig}"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=program_env())
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 90) -> str:
+    out, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, out
+    return out
+
+
+def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(host: ServerThread, tmp_path: Path) -> None:
+    host_config = host.kubeconfig(tmp_path, "host-admin", ["system:masters"])
+    host_kubectl = Kubectl(host_config, tmp_path / "cache")
+    plugin = Plugin(host_config)
+    node_port, webhook_port = _node_port(), free_port()
+    data = tmp_path / "karmada-data"
+    args = [
+        "--apiserver-advertise-address=127.0.0.1",
+        f"--apiserver-node-port={node_port}",
+        f"--webhook-url=https://127.0.0.1:{webhook_port}",
+        f"--karmada-data={data}",
+        "--timeout=60s",
+    ]
+    kubelet = Kubelet(host_kubectl, tmp_path / "kubelet", node_port, webhook_port)
+    process = _init(plugin, *args)
+    try:
+        kubelet.run_apiserver()
+        kubelet.run_component("karmada-webhook")
+        kubelet.run_component("karmada-controlplane", *FAST_CONTROLPLANE)
+        out = _finish(process)
+        assert "statefulset/karmada-apiserver -n karmada-system ready" in out
+        assert f"karmada-apiserver answers at https://127.0.0.1:{node_port}" in out
+        assert "11 CustomResourceDefinitions established" in out
+        assert "deployment/karmada-controlplane -n karmada-system available" in out
+
+        config = data / "karmada.config"
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700 and stat.S_IMODE(config.stat().st_mode) == 0o600
+        karmada = Kubectl(config, tmp_path / "cache")
+        who = json.loads(karmada("auth", "whoami", "-o", "json").stdout)["status"]["userInfo"]
+        assert who["username"] == "system:admin"
+        # Karmada's API is in the dedicated server, not in the host
+        assert "clusters.cluster.karmada.io" in karmada("get", "crd", "-o", "name").stdout
+        assert "karmada.io" not in host_kubectl("get", "crd", "-o", "name").stdout
+        # the components' identities: their own users, the control plane's rights only
+        secret = json.loads(
+            host_kubectl("get", "secret", "karmada-webhook-config", "-n", "karmada-system", "-o", "json").stdout
+        )
+        webhook_config = yaml.safe_load(base64.b64decode(secret["data"]["karmada.config"]))
+        assert webhook_config["clusters"][0]["cluster"]["server"] == f"https://{APISERVER_SERVICE}:5443"
+        can = karmada("auth", "can-i", "list", "secrets", "--as=system:karmada:karmada-webhook", check=False)
+        assert can.stdout.strip() == "no"
+
+        # register a member through the advertised address and the CA in cluster-info
+        line = Plugin(config)("token", "create", "--print-register-command").stdout
+        words = shlex.split(line)
+        assert words[3] == f"127.0.0.1:{node_port}" and "--discovery-token-ca-cert-hash" in words, words
+        # init again converges: same CA, no roll of the API server's pod
+        hash_before = _pki_hash(host_kubectl)
+        again = _finish(_init(plugin, *args))
+        assert "deployment/karmada-webhook -n karmada-system available" in again
+        assert _pki_hash(host_kubectl) == hash_before
+        assert config.read_text() == (data / "karmada.config").read_text()
+
+        # a restart of the API server's pod keeps the objects (its journal on the volume)
+        kubelet.programs[0].stop()
+        kubelet.run_apiserver()
+        wait_for(lambda: karmada("get", "ns", "karmada-cluster", check=False).returncode == 0, timeout=30, what="kept")
+    finally:
+        if process.poll() is None:
+            process.kill()
+        if process.stdout is not None and not process.stdout.closed:
+            print(process.communicate()[0])  # shown when the test fails
+        kubelet.stop()
+
+    out = plugin("deinit").stdout
+    assert "statefulset/karmada-apiserver -n karmada-system deleted" in out
+    assert host_kubectl("get", "secret", "karmada-cert", "-n", "karmada-system", "-o", "name").stdout.strip()
+    wait_for(lambda: host_kubectl("get", "deploy", "-n", "karmada-system", "-o", "name").stdout == "", what="gone")
+    out = plugin("deinit", "--purge-data").stdout
+    assert "secret/karmada-cert -n karmada-system deleted" in out
+    assert "namespace/karmada-system deleted" in out
+    assert host_kubectl("get", "namespace", "karmada-system", check=False).returncode == 1
+
+
+def _pki_hash(host: Kubectl) -> str:
+    statefulset = json.loads(
+        host("get", "statefulset", "karmada-apiserver", "-n", "karmada-system", "-o", "json").stdout
+    )
+    return str(statefulset["spec"]["template"]["metadata"]["annotations"]["karmada.io/pki-hash"])
+
+
+def _ready(karmada: Kubectl, name: str) -> bool:
+    result = karmada("get", "cluster", name, "-o", "json", check=False)
+    if result.returncode != 0:
+        return False
+    conditions = json.loads(result.stdout).get("status", {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def _start_agent(member_config: Path, tmp_path: Path) -> Background:
+    """The agent register deployed into the member, run as its Deployment would."""
+    member = Kubectl(member_config, tmp_path / "cache")
+    deployment = json.loads(member("get", "deploy", "karmada-agent", "-n", "karmada-system", "-o", "json").stdout)
+    secret = json.loads(member("get", "secret", "karmada-kubeconfig", "-n", "karmada-system", "-o", "json").stdout)
+    agent_config = tmp_path / "m1-agent.kubeconfig"
+    agent_config.write_bytes(base64.b64decode(secret["data"]["karmada-kubeconfig"]))
+    command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    args = [str(BIN_DIR / "karmada-agent")]
+    args += [
+        f"--karmada-kubeconfig={agent_config}" if a.startswith("--karmada-kubeconfig=") else a for a in command[1:]
+    ]
+    return Background([*args, f"--kubeconfig={member_config}", *FAST_AGENT], tmp_path / "m1-agent.log").start()
+
+
+def _nginx_and_policy() -> str:
+    return """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: nginx}
+  template:
+    metadata:
+      labels: {app: nginx}
+    spec:
+      containers:
+        - name: nginx
+          image: nginx:1.27
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: nginx
+  namespace: default
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: nginx
+  placement:
+    clusterAffinity:
+      clusterNames: [m1]
+    replicaScheduling:
+      replicaSchedulingType: Duplicated
+"""
