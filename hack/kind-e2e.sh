@@ -101,7 +101,7 @@ done
 HOST_IP=$(capture 172.18.0.2 docker inspect -f '{{.NetworkSettings.Networks.kind.IPAddress}}' "$HOST-control-plane")
 run kubectl config set-cluster "kind-$HOST" --server "https://$HOST_IP:6443" --kubeconfig "$WORK/host.config"
 
-run kubectl karmada init --deploy --image "$IMAGE" --kubeconfig "$WORK/host.config"
+run kubectl karmada init --apiserver external --deploy --image "$IMAGE" --kubeconfig "$WORK/host.config"
 run kubectl --kubeconfig "$WORK/host.config" -n karmada-system rollout status deploy/karmada-controlplane --timeout=180s
 run kubectl --kubeconfig "$WORK/host.config" -n karmada-system rollout status deploy/karmada-webhook --timeout=180s
 
