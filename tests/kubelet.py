@@ -36,7 +36,7 @@ class Pod:
         if flag in self.flags:
             return f"{flag}={self.flags[flag]}"
         for mount_path, local in self.mounts.items():
-            if value.startswith(mount_path + "/"):
+            if value == mount_path or value.startswith(mount_path + "/"):
                 return f"{flag}={local}{value[len(mount_path) :]}"
         return arg
 

@@ -258,10 +258,14 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say) -> Inst
 
 
 async def installed_here(host: KubeClient) -> bool:
-    """Whether ``init`` deployed a dedicated API server into this cluster."""
-    statefulset = await host.get_or_none(STATEFULSETS, apiserver.NAME, NAMESPACE)
-    labels = ((statefulset or {}).get("metadata") or {}).get("labels") or {}
-    return statefulset is not None and labels.get("app") == apiserver.NAME
+    """Whether ``init`` deployed a dedicated API server into this cluster: its StatefulSet, or
+    the CA a previous ``deinit`` kept (so a second ``deinit`` never takes the other path,
+    which would delete the namespace holding the kept data)."""
+    for resource, name in ((STATEFULSETS, apiserver.NAME), (SECRETS, apiserver.SECRET_NAME)):
+        obj = await host.get_or_none(resource, name, NAMESPACE)
+        if obj is not None and (obj["metadata"].get("labels") or {}).get("app") == apiserver.NAME:
+            return True
+    return False
 
 
 async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: float = 120.0) -> None:

@@ -33,7 +33,6 @@ Obj = dict[str, Any]
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(300),
-    pytest.mark.skip(reason="in progress (issue 25): deinit leaves the Deployments; the webhook pod does not serve yet"),
 ]
 APISERVER_SERVICE = "karmada-apiserver.karmada-system.svc"
 
@@ -57,7 +56,9 @@ def _node_port() -> int:
 
 @pytest.fixture
 def host() -> Iterator[ServerThread]:
-    yield from start_server(port=0, simulation=SimulationConfig(nodes=1, node_prefix="host", workloads=True))
+    # deleted pods exit at once: deinit's foreground deletion waits for them
+    simulation = SimulationConfig(nodes=1, node_prefix="host", workloads=True, shutdown_seconds=0.2)
+    yield from start_server(port=0, simulation=simulation)
 
 
 @pytest.fixture
