@@ -161,7 +161,9 @@ def _finish(process: subprocess.Popen[str], timeout: float = 90) -> str:
     return out
 
 
-def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(host: ServerThread, tmp_path: Path) -> None:
+def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
+    host: ServerThread, member: ServerThread, tmp_path: Path
+) -> None:
     host_config = host.kubeconfig(tmp_path, "host-admin", ["system:masters"])
     host_kubectl = Kubectl(host_config, tmp_path / "cache")
     plugin = Plugin(host_config)
@@ -207,6 +209,24 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(host: Ser
         line = Plugin(config)("token", "create", "--print-register-command").stdout
         words = shlex.split(line)
         assert words[3] == f"127.0.0.1:{node_port}" and "--discovery-token-ca-cert-hash" in words, words
+        member_config = member.kubeconfig(tmp_path, "m1-admin", ["system:masters"])
+        Plugin(member_config)(*words[2:], "--cluster-name", "m1", "--agent-rollout-timeout=0")
+        kubelet.programs.append(_start_agent(member_config, tmp_path))
+        wait_for(lambda: _ready(karmada, "m1"), timeout=60, what="cluster m1 Ready")
+        karmada("apply", "-f", "-", stdin=_nginx_and_policy())
+        member_kubectl = Kubectl(member_config, tmp_path / "cache")
+        wait_for(
+            lambda: member_kubectl("get", "deploy", "nginx", "-n", "default", check=False).returncode == 0,
+            timeout=60,
+            what="nginx in m1",
+        )
+        # karmada-webhook is in the path: a policy only it finds invalid is refused
+        bad = _nginx_and_policy().replace(
+            "    clusterAffinity:\n", "    clusterAffinities: [{affinityName: a}]\n    clusterAffinity:\n"
+        )
+        refused = karmada("apply", "-f", "-", stdin=bad, check=False)
+        assert "clusterAffinities cannot co-exist with clusterAffinity" in refused.stderr, refused.stderr
+
         # init again converges: same CA, no roll of the API server's pod
         hash_before = _pki_hash(host_kubectl)
         again = _finish(_init(plugin, *args))
