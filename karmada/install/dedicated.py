@@ -38,7 +38,7 @@ from karmada.install import hosted_components, webhook
 from karmada.install.init import FIELD_MANAGER, MANAGED_BY, InitOptions, cluster_info, deploy_documents, describe
 from karmada.install.init import init as install_api
 from karmada.kube import KubeClient, KubeError, ResourceMapper, from_kubeconfig_bytes
-from karmada.kube.objects import apply_object, delete_object, wait_until
+from karmada.kube.objects import apply_object, delete_if_present, delete_object, wait_until
 from karmada.kube.resources import DEPLOYMENTS, NAMESPACES, NODES, SECRETS, Resource
 
 Obj = dict[str, Any]
@@ -279,19 +279,19 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
             say(f"{describe(obj)} deleted")
     names = [hosted_components.config_secret_name(c) for c in hosted_components.COMPONENTS] + [webhook.SECRET_NAME]
     for name in names:
-        if await _delete(host, SECRETS, name):
+        if await delete_if_present(host, SECRETS, name, NAMESPACE):
             say(f"secret/{name} -n {NAMESPACE} deleted")
     for resource, name in ((STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)):
-        if await _delete(host, resource, name):
+        if await delete_if_present(host, resource, name, NAMESPACE):
             say(f"{resource.kind.lower()}/{name} -n {NAMESPACE} deleted")
     if not purge_data:
         say(f"kept: secret/{apiserver.SECRET_NAME} and the volume of {apiserver.NAME} (--purge-data removes them)")
         return
     claims = (await host.list(PVCS, NAMESPACE, labelSelector=f"app={apiserver.NAME}")).get("items") or []
     for claim in claims:
-        if await _delete(host, PVCS, claim["metadata"]["name"]):
+        if await delete_if_present(host, PVCS, claim["metadata"]["name"], NAMESPACE):
             say(f"persistentvolumeclaim/{claim['metadata']['name']} -n {NAMESPACE} deleted")
-    if await _delete(host, SECRETS, apiserver.SECRET_NAME):
+    if await delete_if_present(host, SECRETS, apiserver.SECRET_NAME, NAMESPACE):
         say(f"secret/{apiserver.SECRET_NAME} -n {NAMESPACE} deleted")
     namespace = await host.get_or_none(NAMESPACES, NAMESPACE)
     if namespace is not None and (namespace["metadata"].get("labels") or {}).get(MANAGED_BY) == FIELD_MANAGER:
@@ -302,13 +302,3 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
             return await host.get_or_none(NAMESPACES, NAMESPACE) is None
 
         await wait_until(gone, timeout, what=f"namespace {NAMESPACE} to be deleted")
-
-
-async def _delete(host: KubeClient, resource: Resource, name: str) -> bool:
-    try:
-        await host.delete(resource, name, NAMESPACE)
-    except KubeError as error:
-        if error.not_found:
-            return False
-        raise
-    return True

@@ -29,6 +29,17 @@ async def apply_object(client: KubeClient, mapper: ResourceMapper, obj: Obj, man
     return await client.apply(resource, obj, _namespace(resource, obj), manager=manager)
 
 
+async def delete_if_present(client: KubeClient, resource: Resource, name: str, namespace: str | None = None) -> bool:
+    """Delete one object (background); False when it was already gone."""
+    try:
+        await client.delete(resource, name, namespace)
+    except KubeError as exc:
+        if exc.not_found:
+            return False
+        raise
+    return True
+
+
 async def delete_object(client: KubeClient, mapper: ResourceMapper, obj: Obj) -> bool:
     """Delete ``obj`` (foreground); False when it was already gone or its kind is not served."""
     try:

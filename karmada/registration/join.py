@@ -35,7 +35,7 @@ from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER, SYSTEM_LABEL, SYSTEM_LAB
 from karmada.api.names import validate_cluster_name
 from karmada.kube import ClusterConfig, KubeClient, KubeError
 from karmada.kube.client import Request
-from karmada.kube.objects import wait_until
+from karmada.kube.objects import delete_if_present, wait_until
 from karmada.kube.resources import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
@@ -275,7 +275,7 @@ async def unjoin(
     if cluster is None:
         say(f"cluster {name} is not joined on the control plane; cleaning up the rest")
     else:
-        await _delete(control_plane, CLUSTERS, name, None)
+        await delete_if_present(control_plane, CLUSTERS, name, None)
 
         async def gone() -> bool:
             return await control_plane.get_or_none(CLUSTERS, name) is None
@@ -283,22 +283,12 @@ async def unjoin(
         await wait_until(gone, wait, what=f"Cluster {name} to be removed by the control plane")
         say(f"cluster {name} removed from the control plane")
     for secret in (name, impersonation_secret_name(name)):
-        await _delete(control_plane, SECRETS, secret, cluster_namespace)
+        await delete_if_present(control_plane, SECRETS, secret, cluster_namespace)
     if member is not None:
         for obj in reversed(member_objects(name, cluster_namespace)):
             if obj["kind"] == "Namespace":
                 continue  # other clusters' accounts, or anything else, may live there
             resource = _RESOURCES[obj["kind"]]
-            if await _delete(member, resource, obj["metadata"]["name"], obj["metadata"].get("namespace")):
+            if await delete_if_present(member, resource, obj["metadata"]["name"], obj["metadata"].get("namespace")):
                 say(f"[member] {obj['kind'].lower()}/{obj['metadata']['name']} deleted")
     say(f"cluster({name}) is unjoined successfully")
-
-
-async def _delete(client: KubeClient, resource: Resource, name: str, namespace: str | None) -> bool:
-    try:
-        await client.delete(resource, name, namespace)
-    except KubeError as exc:
-        if exc.not_found:
-            return False
-        raise
-    return True

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import shlex
+import socket
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -38,13 +40,10 @@ APISERVER_SERVICE = "karmada-apiserver.karmada-system.svc"
 
 
 def _node_port() -> int:
-    for _ in range(50):
-        port = free_port()
-        if 30000 <= port <= 32767:
-            return port
-    import socket
-
-    for port in range(30000, 32768):
+    """A free loopback port in the node port range (30000-32767), from a random start."""
+    start = random.randrange(2768)
+    for offset in range(2768):
+        port = 30000 + (start + offset) % 2768
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
