@@ -10,3 +10,8 @@ IMAGE_REPOSITORY = "karmada-py"
 IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 CONTROLPLANE_IMAGE = IMAGE
 AGENT_IMAGE = IMAGE
+
+# --apiserver kube: Kubernetes' images, pinned (karmadactl init's versions); a mirror replaces the registry
+KUBE_REGISTRY = "registry.k8s.io"
+KUBE_VERSION = "v1.36.2"
+ETCD_VERSION = "3.6.8-0"

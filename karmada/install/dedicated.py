@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karmada.images import CONTROLPLANE_IMAGE
+from karmada.install import apiserver_kube, hosted_components, webhook
 from karmada.install import apiserver_localkube as apiserver
-from karmada.install import hosted_components, webhook
 from karmada.install.init import FIELD_MANAGER, MANAGED_BY, InitOptions, cluster_info, deploy_documents, describe
 from karmada.install.init import init as install_api
 from karmada.kube import KubeClient, KubeError, ResourceMapper, from_kubeconfig_bytes
@@ -56,7 +56,9 @@ class DedicatedOptions:
     """What ``init`` deploys into the host. ``advertise_address``: the address agents and users
     reach the API server at (a NodePort Service's default: a control-plane node's InternalIP; a
     LoadBalancer's: its ingress); ``extra_sans``: more names for its certificate;
-    ``webhook_url``: where karmada-apiserver calls karmada-webhook instead of its Service."""
+    ``webhook_url``: where karmada-apiserver calls karmada-webhook instead of its Service;
+    ``kube``: run Kubernetes' own API server on etcd (:mod:`~karmada.install.apiserver_kube`)
+    instead of localkube."""
 
     apiserver: apiserver.ApiserverOptions = field(default_factory=apiserver.ApiserverOptions)
     advertise_address: str | None = None
@@ -65,6 +67,7 @@ class DedicatedOptions:
     timeout: float = 300.0
     webhook_url: str | None = None
     cluster_domain: str = "cluster.local"
+    kube: apiserver_kube.KubeOptions | None = None  # None: localkube
 
 
 @dataclass(frozen=True, repr=False)
@@ -131,14 +134,30 @@ def pki_hash(secret: Obj) -> str:
     return digest.hexdigest()[:16]
 
 
-async def _statefulset_ready(host: KubeClient) -> bool:
-    statefulset = await host.get_or_none(STATEFULSETS, apiserver.NAME, NAMESPACE)
-    if statefulset is None:
+async def _rolled_out(host: KubeClient, resource: Resource, name: str) -> bool:
+    """Whether a StatefulSet or Deployment runs its current template with every replica ready."""
+    obj = await host.get_or_none(resource, name, NAMESPACE)
+    if obj is None:
         return False
-    status = statefulset.get("status") or {}
-    generation = statefulset["metadata"].get("generation", 0)
-    updated = status.get("updateRevision") in (None, status.get("currentRevision"))
-    return bool(status.get("observedGeneration", 0) >= generation and status.get("readyReplicas", 0) >= 1 and updated)
+    status = obj.get("status") or {}
+    wanted = (obj.get("spec") or {}).get("replicas", 1)
+    generation = obj["metadata"].get("generation", 0)
+    if resource is STATEFULSETS:
+        updated = status.get("updateRevision") in (None, status.get("currentRevision"))
+    else:
+        updated = status.get("updatedReplicas", 0) >= wanted
+    return bool(
+        status.get("observedGeneration", 0) >= generation and status.get("readyReplicas", 0) >= wanted and updated
+    )
+
+
+async def _wait_rolled_out(
+    host: KubeClient, resource: Resource, name: str, options: DedicatedOptions, say: Say
+) -> None:
+    what = f"{resource.kind.lower()}/{name} -n {NAMESPACE}"
+    say(f"waiting for {what} to be ready")
+    await wait_until(lambda: _rolled_out(host, resource, name), options.timeout, interval=1.0, what=f"{name} ready")
+    say(f"{what} ready")
 
 
 async def _answering(client: KubeClient) -> bool:
@@ -162,14 +181,62 @@ async def _apiserver(
     stored = apiserver.pki_from_secret(await host.get_or_none(SECRETS, apiserver.SECRET_NAME, NAMESPACE))
     pki = apiserver.ensure_pki(stored, [address], options.extra_sans, cluster_domain=options.cluster_domain)
     secret = apiserver.pki_secret(pki)
-    statefulset = apiserver.statefulset(options.apiserver)
-    statefulset["spec"]["template"]["metadata"]["annotations"] = {PKI_HASH_ANNOTATION: pki_hash(secret)}
-    for obj in (secret, statefulset):
-        await _apply(host, mapper, obj, say)
-    say(f"waiting for statefulset/{apiserver.NAME} -n {NAMESPACE} to be ready")
-    await wait_until(lambda: _statefulset_ready(host), options.timeout, interval=1.0, what=f"{apiserver.NAME} ready")
-    say(f"statefulset/{apiserver.NAME} -n {NAMESPACE} ready")
+    await _apply(host, mapper, secret, say)
+    if options.kube is None:
+        statefulset = _annotated(apiserver.statefulset(options.apiserver), secret)
+        await _apply(host, mapper, statefulset, say)
+        await _wait_rolled_out(host, STATEFULSETS, apiserver.NAME, options, say)
+    else:
+        await _kube_layout(host, mapper, pki, secret, options.kube, options, say)
     return pki, _url(address, options.apiserver)
+
+
+def _annotated(workload: Obj, *secrets: Obj) -> Obj:
+    """The workload with a digest of the Secrets its pods mount, so new certificates roll them."""
+    digest = "-".join(pki_hash(secret) for secret in secrets)
+    workload["spec"]["template"]["metadata"]["annotations"] = {PKI_HASH_ANNOTATION: digest}
+    return workload
+
+
+async def _kube_layout(
+    host: KubeClient,
+    mapper: ResourceMapper,
+    pki: apiserver.ApiserverPKI,
+    secret: Obj,
+    kube: apiserver_kube.KubeOptions,
+    options: DedicatedOptions,
+    say: Say,
+) -> None:
+    """etcd first (ready), then kube-apiserver and kube-controller-manager on it."""
+    stored = apiserver_kube.etcd_pki_from_secret(await host.get_or_none(SECRETS, apiserver_kube.ETCD_SECRET, NAMESPACE))
+    etcd_secret = apiserver_kube.etcd_secret(apiserver_kube.ensure_etcd_pki(stored, kube))
+    etcd = _annotated(apiserver_kube.etcd_statefulset(kube), etcd_secret)
+    for obj in (etcd_secret, apiserver_kube.etcd_service(kube), etcd):
+        await _apply(host, mapper, obj, say)
+    await _wait_rolled_out(host, STATEFULSETS, apiserver_kube.ETCD, options, say)
+    name = apiserver_kube.controller_manager_config_secret_name()
+    user = apiserver_kube.CONTROLLER_MANAGER_USER
+    kept = await host.get_or_none(SECRETS, name, NAMESPACE)
+    cert, key = hosted_components.client_certificate(
+        apiserver_kube.CONTROLLER_MANAGER, pki.ca_cert, pki.ca_key, kept, user=user
+    )
+    kubeconfig = hosted_components.component_kubeconfig(
+        apiserver_kube.CONTROLLER_MANAGER, _service_url(options), pki.ca_cert, cert, key
+    )
+    config = hosted_components.config_secret(apiserver_kube.CONTROLLER_MANAGER, kubeconfig)
+    workloads = (
+        config,
+        _annotated(apiserver_kube.apiserver_deployment(kube, options.apiserver.port), secret, etcd_secret),
+        _annotated(apiserver_kube.controller_manager_deployment(kube), secret, config),
+    )
+    for obj in workloads:
+        await _apply(host, mapper, obj, say)
+    await _wait_rolled_out(host, DEPLOYMENTS, apiserver.NAME, options, say)
+
+
+def _service_url(options: DedicatedOptions) -> str:
+    """Where pods in the host reach the API server: its Service."""
+    return f"https://{apiserver.NAME}.{NAMESPACE}.svc:{options.apiserver.port}"
 
 
 # ---- phase 2: Karmada's API in it
@@ -211,7 +278,7 @@ async def _components(
     say: Say,
 ) -> None:
     await _apply(host, mapper, webhook.certificates_secret(certificates), say)
-    server = f"https://{apiserver.NAME}.{NAMESPACE}.svc:{options.apiserver.port}"
+    server = _service_url(options)
     for component in hosted_components.COMPONENTS:
         name = hosted_components.config_secret_name(component)
         stored = await host.get_or_none(SECRETS, name, NAMESPACE)
@@ -221,7 +288,8 @@ async def _components(
     _, workloads = hosted_components.split(deploy_documents(options.controlplane_image))
     for obj in hosted_components.hosted_workloads(workloads):
         await _apply(host, mapper, obj, say)
-    for component in hosted_components.COMPONENTS:
+    waited = hosted_components.COMPONENTS + ((apiserver_kube.CONTROLLER_MANAGER,) if options.kube else ())
+    for component in waited:
         say(f"waiting for deployment/{component} -n {NAMESPACE} to be available")
         await wait_until(
             lambda component=component: _available(host, component),  # type: ignore[misc]
@@ -243,8 +311,21 @@ async def _apply(client: KubeClient, mapper: ResourceMapper, obj: Obj, say: Say)
     say(f"{describe(obj)} applied")
 
 
+async def _refuse_other_layout(host: KubeClient, options: DedicatedOptions) -> None:
+    """One karmada-apiserver at a time: the Service selects both layouts' pods, and the data of
+    one (localkube's journal, etcd) does not move to the other."""
+    other, given, kind = (STATEFULSETS, "kube", "localkube") if options.kube else (DEPLOYMENTS, "localkube", "kube")
+    if await host.get_or_none(other, apiserver.NAME, NAMESPACE) is not None:
+        raise ValueError(
+            f"karmada-apiserver already runs in {NAMESPACE} as --apiserver {kind} ({other.kind.lower()}/"
+            f"{apiserver.NAME}); its objects do not move to --apiserver {given}: run deinit --purge-data first, "
+            f"or init again with --apiserver {kind}"
+        )
+
+
 async def install(host: KubeClient, options: DedicatedOptions, say: Say) -> Installed:
     """Deploy and connect everything; returns the advertised URL and the admin kubeconfig."""
+    await _refuse_other_layout(host, options)
     mapper = ResourceMapper(host)
     pki, url = await _apiserver(host, mapper, options, say)
     kubeconfig = apiserver.admin_kubeconfig(pki, url)
@@ -261,11 +342,21 @@ async def installed_here(host: KubeClient) -> bool:
     """Whether ``init`` deployed a dedicated API server into this cluster: its StatefulSet, or
     the CA a previous ``deinit`` kept (so a second ``deinit`` never takes the other path,
     which would delete the namespace holding the kept data)."""
-    for resource, name in ((STATEFULSETS, apiserver.NAME), (SECRETS, apiserver.SECRET_NAME)):
+    for resource, name, app in _MARKS:
         obj = await host.get_or_none(resource, name, NAMESPACE)
-        if obj is not None and (obj["metadata"].get("labels") or {}).get("app") == apiserver.NAME:
+        if obj is not None and (obj["metadata"].get("labels") or {}).get("app") == app:
             return True
     return False
+
+
+# what shows that init deployed a dedicated API server here (either layout, or the data kept)
+_MARKS = (
+    (STATEFULSETS, apiserver.NAME, apiserver.NAME),
+    (DEPLOYMENTS, apiserver.NAME, apiserver.NAME),
+    (SECRETS, apiserver.SECRET_NAME, apiserver.NAME),
+    (STATEFULSETS, apiserver_kube.ETCD, apiserver_kube.ETCD),
+    (SECRETS, apiserver_kube.ETCD_SECRET, apiserver_kube.ETCD),
+)
 
 
 async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: float = 120.0) -> None:
@@ -277,22 +368,28 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
     for obj in reversed(hosted_components.hosted_workloads(workloads)):
         if await delete_object(host, mapper, obj):
             say(f"{describe(obj)} deleted")
-    names = [hosted_components.config_secret_name(c) for c in hosted_components.COMPONENTS] + [webhook.SECRET_NAME]
-    for name in names:
-        if await delete_if_present(host, SECRETS, name, NAMESPACE):
-            say(f"secret/{name} -n {NAMESPACE} deleted")
-    for resource, name in ((STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)):
+    components = (*hosted_components.COMPONENTS, apiserver_kube.CONTROLLER_MANAGER)
+    made = [(DEPLOYMENTS, apiserver_kube.CONTROLLER_MANAGER)]
+    made += [(SECRETS, hosted_components.config_secret_name(c)) for c in components] + [(SECRETS, webhook.SECRET_NAME)]
+    made += [(DEPLOYMENTS, apiserver.NAME), (STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)]
+    made += [(STATEFULSETS, apiserver_kube.ETCD), (SERVICES, apiserver_kube.ETCD)]
+    for resource, name in made:
         if await delete_if_present(host, resource, name, NAMESPACE):
             say(f"{resource.kind.lower()}/{name} -n {NAMESPACE} deleted")
     if not purge_data:
-        say(f"kept: secret/{apiserver.SECRET_NAME} and the volume of {apiserver.NAME} (--purge-data removes them)")
+        say(
+            f"kept: secret/{apiserver.SECRET_NAME}, secret/{apiserver_kube.ETCD_SECRET} if any, and the volumes of "
+            f"{apiserver.NAME} or etcd (--purge-data removes them)"
+        )
         return
-    claims = (await host.list(PVCS, NAMESPACE, labelSelector=f"app={apiserver.NAME}")).get("items") or []
-    for claim in claims:
-        if await delete_if_present(host, PVCS, claim["metadata"]["name"], NAMESPACE):
-            say(f"persistentvolumeclaim/{claim['metadata']['name']} -n {NAMESPACE} deleted")
-    if await delete_if_present(host, SECRETS, apiserver.SECRET_NAME, NAMESPACE):
-        say(f"secret/{apiserver.SECRET_NAME} -n {NAMESPACE} deleted")
+    for app in (apiserver.NAME, apiserver_kube.ETCD):
+        claims = (await host.list(PVCS, NAMESPACE, labelSelector=f"app={app}")).get("items") or []
+        for claim in claims:
+            if await delete_if_present(host, PVCS, claim["metadata"]["name"], NAMESPACE):
+                say(f"persistentvolumeclaim/{claim['metadata']['name']} -n {NAMESPACE} deleted")
+    for name in (apiserver.SECRET_NAME, apiserver_kube.ETCD_SECRET):
+        if await delete_if_present(host, SECRETS, name, NAMESPACE):
+            say(f"secret/{name} -n {NAMESPACE} deleted")
     namespace = await host.get_or_none(NAMESPACES, NAMESPACE)
     if namespace is not None and (namespace["metadata"].get("labels") or {}).get(MANAGED_BY) == FIELD_MANAGER:
         await host.delete(NAMESPACES, NAMESPACE)

@@ -118,15 +118,23 @@ def config_secret(component: str, kubeconfig: str) -> Obj:
 
 
 def client_certificate(
-    component: str, ca_cert: bytes, ca_key: bytes, stored: Obj | None, now: datetime.datetime | None = None
+    component: str,
+    ca_cert: bytes,
+    ca_key: bytes,
+    stored: Obj | None,
+    now: datetime.datetime | None = None,
+    *,
+    user: str | None = None,
 ) -> tuple[bytes, bytes]:
     """The component's certificate and key: the ones in its stored Secret while they are signed
-    by this CA, name the component and stay valid 30 more days; else new ones."""
+    by this CA, name the user (default :func:`user_of` the component) and stay valid 30 more
+    days; else new ones."""
     now = now or datetime.datetime.now(datetime.UTC)
+    user = user or user_of(component)
     kept = _stored_credentials(stored)
-    if kept is not None and current(kept[0], ca_cert, now, _RENEW_BEFORE) and _names(kept[0], user_of(component)):
+    if kept is not None and current(kept[0], ca_cert, now, _RENEW_BEFORE) and _names(kept[0], user):
         return kept
-    subject = distinguished_name(user_of(component))
+    subject = distinguished_name(user)
     return issue(ca_cert, ca_key, subject, ExtendedKeyUsageOID.CLIENT_AUTH, [], now, _VALIDITY)
 
 

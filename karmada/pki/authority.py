@@ -83,13 +83,15 @@ def issue(
     ca_cert: bytes,
     ca_key: bytes,
     subject: x509.Name,
-    usage: x509.ObjectIdentifier,
+    usage: x509.ObjectIdentifier | Sequence[x509.ObjectIdentifier],
     sans: Sequence[str],
     now: datetime.datetime,
     validity: datetime.timedelta,
 ) -> tuple[bytes, bytes]:
-    """A leaf certificate for ``usage`` (server or client auth) with a new key, signed by the
-    CA: ``(certificate PEM, key PEM)``."""
+    """A leaf certificate for ``usage`` (server or client auth, or both: an etcd member's
+    certificate serves clients and dials peers) with a new key, signed by the CA:
+    ``(certificate PEM, key PEM)``."""
+    usages = [usage] if isinstance(usage, x509.ObjectIdentifier) else list(usage)
     ca = x509.load_pem_x509_certificate(ca_cert)
     signer = signing_key(ca_key)
     key = new_ec_key()
@@ -103,7 +105,7 @@ def issue(
         .not_valid_after(min(now + validity, ca.not_valid_after_utc))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False)
     )
     if sans:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from karmada.images import CONTROLPLANE_IMAGE
+from karmada.images import CONTROLPLANE_IMAGE, ETCD_VERSION, KUBE_REGISTRY, KUBE_VERSION
 from kubectl_karmada.errors import CommandError, run_async
 from kubectl_karmada.flags import add_common, control_plane, duration
 
@@ -48,6 +48,13 @@ own CA), installs Karmada's API into it, runs karmada-controlplane and karmada-w
 connected to it, and writes its admin kubeconfig to DIR/karmada.config (--karmada-data). Your
 Deployments and policies go to that API server, so the host never runs them itself.
 
+--apiserver kube deploys Karmada's own layout instead: etcd (a StatefulSet of 1 or 3 members,
+--etcd-replicas), kube-apiserver as karmada-apiserver (--karmada-apiserver-replicas) and a
+kube-controller-manager running only namespace, garbagecollector, serviceaccount-token,
+bootstrapsigner, tokencleaner, csrsigning, csrcleaner, clusterrole-aggregation and
+ttl-after-finished (no workload controller), from registry.k8s.io images at pinned versions
+(--kube-image-registry for a mirror). Pick it for HA: 3 etcd members and 2 API servers.
+
 --apiserver external installs Karmada's API (CRDs, namespaces, the bootstrap RBAC, cluster-info,
 the webhook's registration) into the API server of --karmada-kubeconfig (default: the host's
 own), after checking that it runs no workload controllers. With --deploy, the control plane and
@@ -67,10 +74,10 @@ def add(commands: Any) -> None:
     add_common(parser)
     parser.add_argument(
         "--apiserver",
-        choices=("localkube", "external"),
+        choices=("localkube", "kube", "external"),
         default="localkube",
-        help="where Karmada's objects live: a dedicated karmada-apiserver deployed into the host (localkube), "
-        "or an API server you run (external)",
+        help="where Karmada's objects live: a dedicated karmada-apiserver deployed into the host (localkube: "
+        "one replica; kube: kube-apiserver on etcd, for HA), or an API server you run (external)",
     )
     parser.add_argument(
         "--karmada-kubeconfig",
@@ -91,7 +98,7 @@ def add(commands: Any) -> None:
         metavar="DURATION",
         help="how long to wait for each part: pods to be ready, CRDs to be established (localkube 5m, external 60s)",
     )
-    dedicated = parser.add_argument_group("--apiserver localkube")
+    dedicated = parser.add_argument_group("--apiserver localkube and kube")
     dedicated.add_argument(
         "--apiserver-advertise-address",
         "--karmada-apiserver-advertise-address",
@@ -129,16 +136,24 @@ def add(commands: Any) -> None:
     )
     dedicated.add_argument(
         "--apiserver-image",
+        "--karmada-apiserver-image",
+        dest="apiserver_image",
         metavar="IMAGE",
-        help="image whose localkube serves karmada-apiserver (default: --image's)",
+        help="image of karmada-apiserver: localkube's (default: --image's), or kube-apiserver's "
+        f"(default: {{--kube-image-registry}}/kube-apiserver:{KUBE_VERSION})",
     )
     dedicated.add_argument(
-        "--apiserver-pvc-size", default="5Gi", metavar="SIZE", help="size of karmada-apiserver's volume (5Gi)"
+        "--apiserver-pvc-size",
+        "--etcd-pvc-size",
+        dest="apiserver_pvc_size",
+        default="5Gi",
+        metavar="SIZE",
+        help="size of karmada-apiserver's volume, or of each etcd member's (5Gi)",
     )
     dedicated.add_argument(
         "--storage-classes-name",
         metavar="NAME",
-        help="StorageClass of karmada-apiserver's volume (default: the host's default StorageClass)",
+        help="StorageClass of those volumes (default: the host's default StorageClass)",
     )
     dedicated.add_argument(
         "--karmada-data",
@@ -146,6 +161,42 @@ def add(commands: Any) -> None:
         default=DEFAULT_KARMADA_DATA,
         metavar="DIR",
         help=f"where the admin kubeconfig karmada.config is written (0600 in a 0700 directory; {DEFAULT_KARMADA_DATA})",
+    )
+    kube = parser.add_argument_group("--apiserver kube")
+    kube.add_argument(
+        "--etcd-replicas",
+        type=int,
+        choices=(1, 3, 5),
+        default=1,
+        help="etcd members (1; 3 for HA: a quorum survives the loss of one)",
+    )
+    kube.add_argument(
+        "--karmada-apiserver-replicas",
+        dest="apiserver_replicas",
+        type=int,
+        default=1,
+        metavar="N",
+        help="kube-apiserver replicas, each on its own node (1; 2 for HA)",
+    )
+    kube.add_argument(
+        "--kube-image-registry",
+        default=KUBE_REGISTRY,
+        metavar="REGISTRY",
+        help=f"registry of the etcd, kube-apiserver and kube-controller-manager images: a mirror ({KUBE_REGISTRY})",
+    )
+    kube.add_argument(
+        "--kube-image-tag",
+        default=KUBE_VERSION,
+        metavar="TAG",
+        help=f"version of kube-apiserver and kube-controller-manager ({KUBE_VERSION})",
+    )
+    kube.add_argument(
+        "--etcd-image", metavar="IMAGE", help=f"etcd's image (default: {{--kube-image-registry}}/etcd:{ETCD_VERSION})"
+    )
+    kube.add_argument(
+        "--kube-controller-manager-image",
+        metavar="IMAGE",
+        help=f"its image (default: {{--kube-image-registry}}/kube-controller-manager:{KUBE_VERSION})",
     )
     external = parser.add_argument_group("--apiserver external")
     external.add_argument(
@@ -203,7 +254,19 @@ def _run_init(args: argparse.Namespace) -> int:
     return _run_dedicated(args)
 
 
+# flags that mean something only with --apiserver kube: (flag, dest, default)
+_KUBE_ONLY = (
+    ("--etcd-replicas", "etcd_replicas", 1),
+    ("--karmada-apiserver-replicas", "apiserver_replicas", 1),
+    ("--kube-image-registry", "kube_image_registry", KUBE_REGISTRY),
+    ("--kube-image-tag", "kube_image_tag", KUBE_VERSION),
+    ("--etcd-image", "etcd_image", None),
+    ("--kube-controller-manager-image", "kube_controller_manager_image", None),
+)
+
+
 def _run_dedicated(args: argparse.Namespace) -> int:
+    from karmada.install.apiserver_kube import KubeOptions
     from karmada.install.apiserver_localkube import ApiserverOptions
     from karmada.install.dedicated import DedicatedOptions, install
     from karmada.kube import KubeClient
@@ -218,9 +281,27 @@ def _run_dedicated(args: argparse.Namespace) -> int:
         if not 30000 <= args.node_port <= 32767:
             raise CommandError(f"--apiserver-node-port {args.node_port} is outside 30000-32767")
         host_config = control_plane(args)
+        kube = None
+        if args.apiserver == "kube":
+            kube = KubeOptions(
+                registry=args.kube_image_registry,
+                kube_version=args.kube_image_tag,
+                etcd_image=args.etcd_image,
+                apiserver_image=args.apiserver_image,
+                controller_manager_image=args.kube_controller_manager_image,
+                etcd_replicas=args.etcd_replicas,
+                apiserver_replicas=args.apiserver_replicas,
+                storage_size=args.apiserver_pvc_size,
+                storage_class_name=args.storage_classes_name,
+            )
+        else:
+            for flag, value, default in _KUBE_ONLY:
+                if getattr(args, value) != default:
+                    raise CommandError(f"{flag} is for --apiserver kube")
         options = DedicatedOptions(
+            kube=kube,
             apiserver=ApiserverOptions(
-                image=args.apiserver_image or args.controlplane_image,
+                image=(args.apiserver_image if kube is None else None) or args.controlplane_image,
                 service_type=args.apiserver_service_type,
                 node_port=args.node_port,
                 storage_size=args.apiserver_pvc_size,
