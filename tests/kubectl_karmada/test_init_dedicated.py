@@ -1,6 +1,7 @@
 """``kubectl karmada init`` on a host cluster: a dedicated karmada-apiserver, the control
 plane and karmada-webhook deployed into it and connected to it, then a member registered
-and a Deployment propagated through that API server.
+and a Deployment propagated through that API server; and the kube layout (etcd,
+kube-apiserver, kube-controller-manager) up to where its binaries would have to run.
 
 The host is a localkube that simulates its workloads (so the Deployments and the
 StatefulSet report ready as a real cluster's would). The test plays the kubelet and the
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography import x509
 
 from localkube.simulation import SimulationConfig
 from tests.kubelet import Pod, pod_of
@@ -319,3 +321,88 @@ spec:
     replicaScheduling:
       replicaSchedulingType: Duplicated
 """
+
+
+def _stored(host: Kubectl, kind: str, name: str) -> Obj:
+    return dict(json.loads(host("get", kind, name, "-n", "karmada-system", "-o", "json").stdout))
+
+
+def _secret_file(host: Kubectl, secret: str, key: str) -> bytes:
+    return base64.b64decode(_stored(host, "secret", secret)["data"][key])
+
+
+def test_init_kube_deploys_etcd_kube_apiserver_and_a_controller_manager(host: ServerThread, tmp_path: Path) -> None:
+    """Kubernetes' own API server cannot run here (no binaries, no containers): the host
+    simulates the pods, so init gets as far as waiting for kube-apiserver to answer at the
+    advertised address; everything it deployed before that is checked as stored."""
+    host_config = host.kubeconfig(tmp_path, "host-admin", ["system:masters"])
+    host_kubectl = Kubectl(host_config, tmp_path / "cache")
+    plugin = Plugin(host_config)
+    node_port = _node_port()
+    args = [
+        "--apiserver=kube",
+        "--etcd-replicas=3",
+        "--karmada-apiserver-replicas=2",
+        "--kube-image-registry=mirror.example/k8s",
+        "--apiserver-advertise-address=127.0.0.1",
+        f"--apiserver-node-port={node_port}",
+        f"--karmada-data={tmp_path / 'data'}",
+        "--timeout=3s",
+    ]
+    process = _init(plugin, *args)
+    out, _ = process.communicate(timeout=90)
+    assert process.returncode == 1, out
+    for line in (
+        "statefulset/etcd -n karmada-system ready",
+        "deployment/karmada-apiserver -n karmada-system ready",
+        f"error: timed out after 3s waiting for https://127.0.0.1:{node_port}/readyz",
+    ):
+        assert line in out, out
+    assert not (tmp_path / "data" / "karmada.config").exists()
+
+    etcd = _stored(host_kubectl, "statefulset", "etcd")
+    assert etcd["spec"]["replicas"] == 3 and etcd["status"]["readyReplicas"] == 3
+    (container,) = etcd["spec"]["template"]["spec"]["containers"]
+    assert container["image"].startswith("mirror.example/k8s/etcd:")
+    apiserver = _stored(host_kubectl, "deployment", "karmada-apiserver")
+    assert apiserver["spec"]["replicas"] == 2
+    (container,) = apiserver["spec"]["template"]["spec"]["containers"]
+    assert container["image"].startswith("mirror.example/k8s/kube-apiserver:v")
+    servers = [a for a in container["command"] if a.startswith("--etcd-servers=")]
+    assert servers == [
+        "--etcd-servers=" + ",".join(f"https://etcd-{n}.etcd.karmada-system.svc.cluster.local:2379" for n in range(3))
+    ]
+    manager = _stored(host_kubectl, "deployment", "kube-controller-manager")
+    (container,) = manager["spec"]["template"]["spec"]["containers"]
+    (controllers,) = [a.split("=", 1)[1].split(",") for a in container["command"] if a.startswith("--controllers=")]
+    assert "garbagecollector" in controllers and "deployment" not in controllers and "replicaset" not in controllers
+
+    # the controller manager's identity: kube's own user, signed by the API server's CA
+    ca = x509.load_pem_x509_certificate(_secret_file(host_kubectl, "karmada-cert", "ca.crt"))
+    config = yaml.safe_load(_secret_file(host_kubectl, "kube-controller-manager-config", "karmada.config"))
+    assert config["clusters"][0]["cluster"]["server"] == f"https://{APISERVER_SERVICE}:5443"
+    cert = x509.load_pem_x509_certificate(base64.b64decode(config["users"][0]["user"]["client-certificate-data"]))
+    assert cert.subject.rfc4514_string() == "CN=system:kube-controller-manager"
+    cert.verify_directly_issued_by(ca)
+    # etcd's own CA, not the one that signs the agents' certificates
+    etcd_ca = x509.load_pem_x509_certificate(_secret_file(host_kubectl, "etcd-cert", "etcd-ca.crt"))
+    assert etcd_ca.subject != ca.subject
+    served = x509.load_pem_x509_certificate(_secret_file(host_kubectl, "etcd-cert", "etcd-server.crt"))
+    names = served.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "etcd-2.etcd.karmada-system.svc.cluster.local" in names.get_values_for_type(x509.DNSName)
+
+    # one layout at a time
+    refused = _init(plugin, "--apiserver-advertise-address=127.0.0.1", f"--apiserver-node-port={node_port}")
+    out, _ = refused.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert "karmada-apiserver already runs in karmada-system as --apiserver kube" in out, out
+
+    out = plugin("deinit").stdout
+    for name in ("deployment/kube-controller-manager", "deployment/karmada-apiserver", "statefulset/etcd"):
+        assert f"{name} -n karmada-system deleted" in out, out
+    assert len(json.loads(host_kubectl("get", "pvc", "-n", "karmada-system", "-o", "json").stdout)["items"]) == 3
+    out = plugin("deinit", "--purge-data").stdout
+    for n in range(3):
+        assert f"persistentvolumeclaim/etcd-data-etcd-{n} -n karmada-system deleted" in out, out
+    assert "secret/etcd-cert -n karmada-system deleted" in out
+    assert host_kubectl("get", "namespace", "karmada-system", check=False).returncode == 1
