@@ -78,6 +78,43 @@ class Installed:
     kubeconfig: str
 
 
+# ---- the objects, as the manifests in manifests/host and the Helm chart hold them too
+
+
+def namespace_object() -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "labels": {MANAGED_BY: FIELD_MANAGER}},
+    }
+
+
+def apiserver_workloads(options: DedicatedOptions) -> list[Obj]:
+    """What runs karmada-apiserver in the host, without its Secrets, in apply order."""
+    service = apiserver.service(options.apiserver)
+    if options.kube is None:
+        return [service, apiserver.statefulset(options.apiserver)]
+    kube = options.kube
+    return [
+        service,
+        apiserver_kube.etcd_service(kube),
+        apiserver_kube.etcd_statefulset(kube),
+        apiserver_kube.apiserver_deployment(kube, options.apiserver.port),
+        apiserver_kube.controller_manager_deployment(kube),
+    ]
+
+
+def component_workloads(options: DedicatedOptions) -> list[Obj]:
+    """karmada-controlplane and karmada-webhook in the host, their Service and budgets."""
+    _, workloads = hosted_components.split(deploy_documents(options.controlplane_image))
+    return hosted_components.hosted_workloads(workloads)
+
+
+def host_objects(options: DedicatedOptions) -> list[Obj]:
+    """Everything init deploys into the host except the Secrets (they hold keys)."""
+    return [namespace_object(), *apiserver_workloads(options), *component_workloads(options)]
+
+
 # ---- phase 1: the API server in the host
 
 
@@ -170,12 +207,8 @@ async def _answering(client: KubeClient) -> bool:
 async def _apiserver(
     host: KubeClient, mapper: ResourceMapper, options: DedicatedOptions, say: Say
 ) -> tuple[apiserver.ApiserverPKI, str]:
-    namespace = {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": NAMESPACE, "labels": {MANAGED_BY: FIELD_MANAGER}},
-    }
-    for obj in (namespace, apiserver.service(options.apiserver)):
+    service, *workloads = apiserver_workloads(options)
+    for obj in (namespace_object(), service):
         await _apply(host, mapper, obj, say)
     address = await _advertise_address(host, options, say)
     stored = apiserver.pki_from_secret(await host.get_or_none(SECRETS, apiserver.SECRET_NAME, NAMESPACE))
@@ -183,11 +216,11 @@ async def _apiserver(
     secret = apiserver.pki_secret(pki)
     await _apply(host, mapper, secret, say)
     if options.kube is None:
-        statefulset = _annotated(apiserver.statefulset(options.apiserver), secret)
-        await _apply(host, mapper, statefulset, say)
+        (statefulset,) = workloads
+        await _apply(host, mapper, _annotated(statefulset, secret), say)
         await _wait_rolled_out(host, STATEFULSETS, apiserver.NAME, options, say)
     else:
-        await _kube_layout(host, mapper, pki, secret, options.kube, options, say)
+        await _kube_layout(host, mapper, pki, secret, workloads, options.kube, options, say)
     return pki, _url(address, options.apiserver)
 
 
@@ -203,15 +236,16 @@ async def _kube_layout(
     mapper: ResourceMapper,
     pki: apiserver.ApiserverPKI,
     secret: Obj,
+    workloads: list[Obj],
     kube: apiserver_kube.KubeOptions,
     options: DedicatedOptions,
     say: Say,
 ) -> None:
     """etcd first (ready), then kube-apiserver and kube-controller-manager on it."""
+    etcd_service, etcd, kube_apiserver, manager = workloads
     stored = apiserver_kube.etcd_pki_from_secret(await host.get_or_none(SECRETS, apiserver_kube.ETCD_SECRET, NAMESPACE))
     etcd_secret = apiserver_kube.etcd_secret(apiserver_kube.ensure_etcd_pki(stored, kube))
-    etcd = _annotated(apiserver_kube.etcd_statefulset(kube), etcd_secret)
-    for obj in (etcd_secret, apiserver_kube.etcd_service(kube), etcd):
+    for obj in (etcd_secret, etcd_service, _annotated(etcd, etcd_secret)):
         await _apply(host, mapper, obj, say)
     await _wait_rolled_out(host, STATEFULSETS, apiserver_kube.ETCD, options, say)
     name = apiserver_kube.controller_manager_config_secret_name()
@@ -224,12 +258,7 @@ async def _kube_layout(
         apiserver_kube.CONTROLLER_MANAGER, _service_url(options), pki.ca_cert, cert, key
     )
     config = hosted_components.config_secret(apiserver_kube.CONTROLLER_MANAGER, kubeconfig)
-    workloads = (
-        config,
-        _annotated(apiserver_kube.apiserver_deployment(kube, options.apiserver.port), secret, etcd_secret),
-        _annotated(apiserver_kube.controller_manager_deployment(kube), secret, config),
-    )
-    for obj in workloads:
+    for obj in (config, _annotated(kube_apiserver, secret, etcd_secret), _annotated(manager, secret, config)):
         await _apply(host, mapper, obj, say)
     await _wait_rolled_out(host, DEPLOYMENTS, apiserver.NAME, options, say)
 
@@ -285,8 +314,7 @@ async def _components(
         cert, key = hosted_components.client_certificate(component, pki.ca_cert, pki.ca_key, stored)
         kubeconfig = hosted_components.component_kubeconfig(component, server, pki.ca_cert, cert, key)
         await _apply(host, mapper, hosted_components.config_secret(component, kubeconfig), say)
-    _, workloads = hosted_components.split(deploy_documents(options.controlplane_image))
-    for obj in hosted_components.hosted_workloads(workloads):
+    for obj in component_workloads(options):
         await _apply(host, mapper, obj, say)
     waited = hosted_components.COMPONENTS + ((apiserver_kube.CONTROLLER_MANAGER,) if options.kube else ())
     for component in waited:
@@ -364,8 +392,7 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
     volume and the CA that signed every certificate its objects rely on (``karmada-cert``),
     so that ``init`` again serves the same objects; with it, those and the namespace go too."""
     mapper = ResourceMapper(host)
-    _, workloads = hosted_components.split(deploy_documents(CONTROLPLANE_IMAGE))
-    for obj in reversed(hosted_components.hosted_workloads(workloads)):
+    for obj in reversed(component_workloads(DedicatedOptions())):
         if await delete_object(host, mapper, obj):
             say(f"{describe(obj)} deleted")
     components = (*hosted_components.COMPONENTS, apiserver_kube.CONTROLLER_MANAGER)

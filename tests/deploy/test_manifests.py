@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from karmada.images import AGENT_IMAGE, CONTROLPLANE_IMAGE, IMAGE
+from karmada.install import manifestgen
 from karmada.registration.member import AgentSettings, member_objects
 from karmada.version import __version__
-from manifests import controlplane_files, deploy_files, load_documents
+from manifests import controlplane_files, deploy_files, host_files, load_documents
 from tests.servers import Kubectl
 
 Obj = dict[str, Any]
@@ -140,6 +141,32 @@ def test_every_deploy_manifest_is_accepted_by_a_server_side_dry_run(namespaces: 
         "apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path)
     )
     assert _names(result.stdout) == _expected(load_documents(path)), result.stdout
+
+
+@pytest.mark.parametrize("path", host_files(), ids=lambda p: p.name)
+def test_every_host_manifest_is_accepted_by_a_server_side_dry_run(namespaces: Kubectl, path: Path) -> None:
+    result = namespaces(
+        "apply", "--server-side", "--dry-run=server", "--validate=strict", "-o", "name", "-f", str(path)
+    )
+    assert _names(result.stdout) == _expected(load_documents(path)), result.stdout
+
+
+def test_the_host_manifests_are_the_three_layouts_and_up_to_date() -> None:
+    assert [p.name for p in host_files()] == sorted(manifestgen.LAYOUTS)
+    for path in host_files():
+        assert path.read_text() == manifestgen.render(path.name), (
+            f"{path} is stale; run: python -m karmada.install.manifestgen"
+        )
+    assert manifestgen.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "etcd", "apiservers"), [("kube.yaml", 1, 1), ("kube-ha.yaml", 3, 2)], ids=["kube", "kube-ha"]
+)
+def test_the_kube_layouts_replicas(name: str, etcd: int, apiservers: int) -> None:
+    (path,) = [p for p in host_files() if p.name == name]
+    replicas = {d["metadata"]["name"]: d["spec"].get("replicas") for d in load_documents(path) if "spec" in d}
+    assert replicas["etcd"] == etcd and replicas["karmada-apiserver"] == apiservers
 
 
 def test_the_agents_objects_are_accepted_by_a_server_side_dry_run(namespaces: Kubectl, workdir: Path) -> None:
