@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from karmada.images import CONTROLPLANE_IMAGE
 from karmada.install import apiserver_kube, hosted_components, webhook
@@ -204,24 +204,91 @@ async def _answering(client: KubeClient) -> bool:
         return False
 
 
+# ---- the Secrets: every certificate and kubeconfig, kept across runs
+
+
+ADMIN_CONFIG_SECRET = "karmada-admin-config"  # the admin kubeconfig, for who installs with the Helm chart
+Only = Literal["certs", "api"]
+
+
+@dataclass(frozen=True, repr=False)
+class Credentials:
+    """The API server's PKI, the webhook's certificates and every Secret init keeps in the host
+    (apply order: each before what mounts it)."""
+
+    pki: apiserver.ApiserverPKI
+    webhook: webhook.WebhookCertificates
+    secrets: tuple[Obj, ...]
+
+    def secret(self, name: str) -> Obj:
+        (found,) = [s for s in self.secrets if s["metadata"]["name"] == name]
+        return found
+
+
+async def _credentials(host: KubeClient, url: str, address: str, options: DedicatedOptions) -> Credentials:
+    async def stored(name: str) -> Obj | None:
+        return await host.get_or_none(SECRETS, name, NAMESPACE)
+
+    kept = apiserver.pki_from_secret(await stored(apiserver.SECRET_NAME))
+    pki = apiserver.ensure_pki(kept, [address], options.extra_sans, cluster_domain=options.cluster_domain)
+    secrets = [apiserver.pki_secret(pki)]
+    admin = apiserver.admin_kubeconfig(pki, url)
+    secrets.append(hosted_components.config_secret(apiserver.NAME, admin, name=ADMIN_CONFIG_SECRET))
+    users = {component: hosted_components.user_of(component) for component in hosted_components.COMPONENTS}
+    if options.kube is not None:
+        etcd = apiserver_kube.ensure_etcd_pki(
+            apiserver_kube.etcd_pki_from_secret(await stored(apiserver_kube.ETCD_SECRET)), options.kube
+        )
+        secrets.append(apiserver_kube.etcd_secret(etcd))
+        users[apiserver_kube.CONTROLLER_MANAGER] = apiserver_kube.CONTROLLER_MANAGER_USER
+    certificates = webhook.certificates_from_secret(await stored(webhook.SECRET_NAME)) or webhook.new_certificates()
+    secrets.append(webhook.certificates_secret(certificates))
+    for component, user in users.items():
+        name = hosted_components.config_secret_name(component)
+        cert, key = hosted_components.client_certificate(
+            component, pki.ca_cert, pki.ca_key, await stored(name), user=user
+        )
+        kubeconfig = hosted_components.component_kubeconfig(component, _service_url(options), pki.ca_cert, cert, key)
+        secrets.append(hosted_components.config_secret(component, kubeconfig))
+    return Credentials(pki, certificates, tuple(secrets))
+
+
+async def _stored_credentials(host: KubeClient) -> Credentials:
+    """What ``--only certs`` stored (``--only api`` needs only the PKI and the webhook's CA)."""
+    pki = apiserver.pki_from_secret(await host.get_or_none(SECRETS, apiserver.SECRET_NAME, NAMESPACE))
+    stored = await host.get_or_none(SECRETS, webhook.SECRET_NAME, NAMESPACE)
+    certificates = webhook.certificates_from_secret(stored)
+    if pki is None or certificates is None:
+        raise ValueError(
+            f"secret/{apiserver.SECRET_NAME} or secret/{webhook.SECRET_NAME} -n {NAMESPACE} is missing or invalid: "
+            "run init --only certs first"
+        )
+    return Credentials(pki, certificates, ())
+
+
+# ---- phase 1: the API server in the host
+
+
 async def _apiserver(
-    host: KubeClient, mapper: ResourceMapper, options: DedicatedOptions, say: Say
-) -> tuple[apiserver.ApiserverPKI, str]:
-    service, *workloads = apiserver_workloads(options)
-    for obj in (namespace_object(), service):
-        await _apply(host, mapper, obj, say)
-    address = await _advertise_address(host, options, say)
-    stored = apiserver.pki_from_secret(await host.get_or_none(SECRETS, apiserver.SECRET_NAME, NAMESPACE))
-    pki = apiserver.ensure_pki(stored, [address], options.extra_sans, cluster_domain=options.cluster_domain)
-    secret = apiserver.pki_secret(pki)
-    await _apply(host, mapper, secret, say)
+    host: KubeClient, mapper: ResourceMapper, credentials: Credentials, options: DedicatedOptions, say: Say
+) -> None:
+    _, *workloads = apiserver_workloads(options)
+    secret = credentials.secret(apiserver.SECRET_NAME)
     if options.kube is None:
         (statefulset,) = workloads
         await _apply(host, mapper, _annotated(statefulset, secret), say)
         await _wait_rolled_out(host, STATEFULSETS, apiserver.NAME, options, say)
-    else:
-        await _kube_layout(host, mapper, pki, secret, workloads, options.kube, options, say)
-    return pki, _url(address, options.apiserver)
+        return
+    etcd_service, etcd, kube_apiserver, manager = workloads
+    etcd_secret = credentials.secret(apiserver_kube.ETCD_SECRET)
+    config = credentials.secret(hosted_components.config_secret_name(apiserver_kube.CONTROLLER_MANAGER))
+    # etcd first, ready, then kube-apiserver and kube-controller-manager on it
+    for obj in (etcd_service, _annotated(etcd, etcd_secret)):
+        await _apply(host, mapper, obj, say)
+    await _wait_rolled_out(host, STATEFULSETS, apiserver_kube.ETCD, options, say)
+    for obj in (_annotated(kube_apiserver, secret, etcd_secret), _annotated(manager, secret, config)):
+        await _apply(host, mapper, obj, say)
+    await _wait_rolled_out(host, DEPLOYMENTS, apiserver.NAME, options, say)
 
 
 def _annotated(workload: Obj, *secrets: Obj) -> Obj:
@@ -229,38 +296,6 @@ def _annotated(workload: Obj, *secrets: Obj) -> Obj:
     digest = "-".join(pki_hash(secret) for secret in secrets)
     workload["spec"]["template"]["metadata"]["annotations"] = {PKI_HASH_ANNOTATION: digest}
     return workload
-
-
-async def _kube_layout(
-    host: KubeClient,
-    mapper: ResourceMapper,
-    pki: apiserver.ApiserverPKI,
-    secret: Obj,
-    workloads: list[Obj],
-    kube: apiserver_kube.KubeOptions,
-    options: DedicatedOptions,
-    say: Say,
-) -> None:
-    """etcd first (ready), then kube-apiserver and kube-controller-manager on it."""
-    etcd_service, etcd, kube_apiserver, manager = workloads
-    stored = apiserver_kube.etcd_pki_from_secret(await host.get_or_none(SECRETS, apiserver_kube.ETCD_SECRET, NAMESPACE))
-    etcd_secret = apiserver_kube.etcd_secret(apiserver_kube.ensure_etcd_pki(stored, kube))
-    for obj in (etcd_secret, etcd_service, _annotated(etcd, etcd_secret)):
-        await _apply(host, mapper, obj, say)
-    await _wait_rolled_out(host, STATEFULSETS, apiserver_kube.ETCD, options, say)
-    name = apiserver_kube.controller_manager_config_secret_name()
-    user = apiserver_kube.CONTROLLER_MANAGER_USER
-    kept = await host.get_or_none(SECRETS, name, NAMESPACE)
-    cert, key = hosted_components.client_certificate(
-        apiserver_kube.CONTROLLER_MANAGER, pki.ca_cert, pki.ca_key, kept, user=user
-    )
-    kubeconfig = hosted_components.component_kubeconfig(
-        apiserver_kube.CONTROLLER_MANAGER, _service_url(options), pki.ca_cert, cert, key
-    )
-    config = hosted_components.config_secret(apiserver_kube.CONTROLLER_MANAGER, kubeconfig)
-    for obj in (config, _annotated(kube_apiserver, secret, etcd_secret), _annotated(manager, secret, config)):
-        await _apply(host, mapper, obj, say)
-    await _wait_rolled_out(host, DEPLOYMENTS, apiserver.NAME, options, say)
 
 
 def _service_url(options: DedicatedOptions) -> str:
@@ -272,17 +307,16 @@ def _service_url(options: DedicatedOptions) -> str:
 
 
 async def _karmada_api(
-    karmada: KubeClient, host: KubeClient, options: DedicatedOptions, say: Say
-) -> webhook.WebhookCertificates:
+    karmada: KubeClient, certificates: webhook.WebhookCertificates, url: str, options: DedicatedOptions, say: Say
+) -> None:
+    """Karmada's API in the API server ``karmada`` reaches; ``url`` is the advertised one."""
     server = karmada.config.server
     say(f"waiting for {apiserver.NAME} to answer at {server}")
     await wait_until(lambda: _answering(karmada), options.timeout, interval=1.0, what=f"{server}/readyz")
     say(f"{apiserver.NAME} answers at {server}")
-    stored = await host.get_or_none(SECRETS, webhook.SECRET_NAME, webhook.NAMESPACE)
-    certificates = webhook.certificates_from_secret(stored) or webhook.new_certificates()
     identities, _ = hosted_components.split(deploy_documents(options.controlplane_image))
     # cluster-info is init's here (it names the advertised address), so every run applies it
-    extra = [cluster_info(karmada), *identities]
+    extra = [cluster_info(karmada, server=url), *identities]
     if options.webhook_url is None:
         extra.append(webhook.external_name_service(options.cluster_domain))
     init_options = InitOptions(
@@ -292,28 +326,12 @@ async def _karmada_api(
         extra_documents=tuple(extra),
     )
     await install_api(karmada, init_options, say)
-    return certificates
 
 
 # ---- phase 3: the components in the host
 
 
-async def _components(
-    host: KubeClient,
-    mapper: ResourceMapper,
-    pki: apiserver.ApiserverPKI,
-    certificates: webhook.WebhookCertificates,
-    options: DedicatedOptions,
-    say: Say,
-) -> None:
-    await _apply(host, mapper, webhook.certificates_secret(certificates), say)
-    server = _service_url(options)
-    for component in hosted_components.COMPONENTS:
-        name = hosted_components.config_secret_name(component)
-        stored = await host.get_or_none(SECRETS, name, NAMESPACE)
-        cert, key = hosted_components.client_certificate(component, pki.ca_cert, pki.ca_key, stored)
-        kubeconfig = hosted_components.component_kubeconfig(component, server, pki.ca_cert, cert, key)
-        await _apply(host, mapper, hosted_components.config_secret(component, kubeconfig), say)
+async def _components(host: KubeClient, mapper: ResourceMapper, options: DedicatedOptions, say: Say) -> None:
     for obj in component_workloads(options):
         await _apply(host, mapper, obj, say)
     waited = hosted_components.COMPONENTS + ((apiserver_kube.CONTROLLER_MANAGER,) if options.kube else ())
@@ -351,16 +369,35 @@ async def _refuse_other_layout(host: KubeClient, options: DedicatedOptions) -> N
         )
 
 
-async def install(host: KubeClient, options: DedicatedOptions, say: Say) -> Installed:
-    """Deploy and connect everything; returns the advertised URL and the admin kubeconfig."""
+async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: Only | None = None) -> Installed:
+    """Deploy and connect everything; returns the advertised URL and the admin kubeconfig.
+
+    ``only="certs"``: write the Secrets only (the namespace and the Service exist, e.g. made by
+    the Helm chart, whose pre-install hook runs this); ``only="api"``: install Karmada's API
+    into the running API server, reached through its Service (the chart's post-install hook)."""
     await _refuse_other_layout(host, options)
     mapper = ResourceMapper(host)
-    pki, url = await _apiserver(host, mapper, options, say)
-    kubeconfig = apiserver.admin_kubeconfig(pki, url)
-    async with KubeClient(from_kubeconfig_bytes(kubeconfig)) as karmada:
-        certificates = await _karmada_api(karmada, host, options, say)
-    await _components(host, mapper, pki, certificates, options, say)
-    return Installed(url, kubeconfig)
+    if only is None:
+        for obj in (namespace_object(), apiserver.service(options.apiserver)):
+            await _apply(host, mapper, obj, say)
+    address = await _advertise_address(host, options, say)
+    url = _url(address, options.apiserver)
+    if only == "api":
+        credentials = await _stored_credentials(host)
+    else:
+        credentials = await _credentials(host, url, address, options)
+        for secret in credentials.secrets:
+            await _apply(host, mapper, secret, say)
+    if only is None:
+        await _apiserver(host, mapper, credentials, options, say)
+    if only != "certs":
+        server = url if only is None else _service_url(options)
+        config = from_kubeconfig_bytes(apiserver.admin_kubeconfig(credentials.pki, server))
+        async with KubeClient(config) as karmada:
+            await _karmada_api(karmada, credentials.webhook, url, options, say)
+    if only is None:
+        await _components(host, mapper, options, say)
+    return Installed(url, apiserver.admin_kubeconfig(credentials.pki, url))
 
 
 # ---- deinit
@@ -398,6 +435,7 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
     components = (*hosted_components.COMPONENTS, apiserver_kube.CONTROLLER_MANAGER)
     made = [(DEPLOYMENTS, apiserver_kube.CONTROLLER_MANAGER)]
     made += [(SECRETS, hosted_components.config_secret_name(c)) for c in components] + [(SECRETS, webhook.SECRET_NAME)]
+    made += [(SECRETS, ADMIN_CONFIG_SECRET)]
     made += [(DEPLOYMENTS, apiserver.NAME), (STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)]
     made += [(STATEFULSETS, apiserver_kube.ETCD), (SERVICES, apiserver_kube.ETCD)]
     for resource, name in made:

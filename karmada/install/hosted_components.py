@@ -107,11 +107,13 @@ def component_kubeconfig(
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def config_secret(component: str, kubeconfig: str) -> Obj:
+def config_secret(component: str, kubeconfig: str, name: str | None = None) -> Obj:
+    """The Secret ``<component>-config`` (or ``name``) holding the kubeconfig as ``karmada.config``."""
+    name = name or config_secret_name(component)
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": config_secret_name(component), "namespace": NAMESPACE, "labels": {"app": component}},
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": component}},
         "type": "Opaque",
         "data": {CONFIG_KEY: base64.b64encode(kubeconfig.encode()).decode()},
     }

@@ -72,8 +72,9 @@ def describe(obj: Obj) -> str:
     return f"{obj['kind'].lower()}/{obj['metadata']['name']}{where}"
 
 
-def cluster_info(client: KubeClient) -> Obj:
-    """The ``cluster-info`` ConfigMap for the server this client talks to."""
+def cluster_info(client: KubeClient, server: str | None = None) -> Obj:
+    """The ``cluster-info`` ConfigMap for the server this client talks to, named as ``server``
+    when agents reach it at another address than this client."""
     config = client.config
     if not config.ca_pem:
         raise ValueError(
@@ -87,7 +88,7 @@ def cluster_info(client: KubeClient) -> Obj:
             {
                 "name": "",
                 "cluster": {
-                    "server": config.server,
+                    "server": server or config.server,
                     "certificate-authority-data": base64.b64encode(config.ca_pem).decode(),
                 },
             }

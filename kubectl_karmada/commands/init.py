@@ -162,6 +162,13 @@ def add(commands: Any) -> None:
         metavar="DIR",
         help=f"where the admin kubeconfig karmada.config is written (0600 in a 0700 directory; {DEFAULT_KARMADA_DATA})",
     )
+    dedicated.add_argument(
+        "--only",
+        choices=("certs", "api"),
+        help="run one step: certs writes every certificate and kubeconfig Secret into the host; api installs "
+        "Karmada's API into a karmada-apiserver already running there, reached through its Service "
+        "(the Helm chart charts/karmada-py runs these as hooks; its templates deploy the rest)",
+    )
     kube = parser.add_argument_group("--apiserver kube")
     kube.add_argument(
         "--etcd-replicas",
@@ -314,7 +321,10 @@ def _run_dedicated(args: argparse.Namespace) -> int:
             webhook_url=args.webhook_url,
         )
         async with KubeClient(host_config) as host:
-            installed = await install(host, options, _say)
+            installed = await install(host, options, _say, only=args.only)
+        if args.only:
+            print(f"init --only {args.only}: done (karmada-apiserver is advertised at {installed.server})")
+            return 0
         config = write_private(private_directory(args.karmada_data) / KARMADA_CONFIG, installed.kubeconfig.encode())
         print(f"wrote {config}")
         print(DEDICATED_NEXT_STEPS.format(host=host_config.server, server=installed.server, config=config), end="")
