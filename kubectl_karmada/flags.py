@@ -62,10 +62,18 @@ def control_plane_kubeconfig(args: argparse.Namespace, *, announce: bool = True)
 
 
 def control_plane(args: argparse.Namespace) -> ClusterConfig:
-    """The control plane named by ``--kubeconfig``/``--context`` (or the sandbox's, see above)."""
-    from karmada.kube import from_kubeconfig
+    """The control plane named by ``--kubeconfig``/``--context`` (or the sandbox's, see above);
+    in a pod with no kubeconfig at all, the pod's service account (kubectl's rule too)."""
+    from karmada.kube import from_kubeconfig, in_cluster
 
-    return from_kubeconfig(control_plane_kubeconfig(args), getattr(args, "context", None))
+    path, context = control_plane_kubeconfig(args), getattr(args, "context", None)
+    if path is None and context is None and os.environ.get("KUBERNETES_SERVICE_HOST") and not _default_kubeconfig():
+        return in_cluster()
+    return from_kubeconfig(path, context)
+
+
+def _default_kubeconfig() -> bool:
+    return bool(os.environ.get("KUBECONFIG")) or (Path.home() / ".kube" / "config").exists()
 
 
 def namespace_of(args: argparse.Namespace) -> str:
