@@ -6,16 +6,23 @@ is so run here, with no containers, from the objects as they were applied."""
 from __future__ import annotations
 
 import base64
+import json
+import random
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from localkube.process import READY_PREFIX
-from tests.programs import BIN_DIR, Background
+from tests.programs import BIN_DIR, Background, free_port
 from tests.pullmode import wait_for
+from tests.servers import Kubectl
 
 Obj = dict[str, Any]
+APISERVER_SERVICE = "karmada-apiserver.karmada-system.svc"  # what the components' kubeconfigs name
 
 
 @dataclass
@@ -95,3 +102,102 @@ def pod_of(
             assert mount["name"] in claims or "emptyDir" in volume, mount
         mounts[mount["mountPath"]] = local
     return Pod(container["command"], mounts, root / f"{container['name']}.log", dict(flags or {}))
+
+
+def free_node_port() -> int:
+    """A free loopback port in the node port range (30000-32767), from a random start."""
+    start = random.randrange(2768)
+    for offset in range(2768):
+        port = 30000 + (start + offset) % 2768
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in the node port range")
+
+
+class HostKubelet:
+    """Runs what init (or the Helm chart) deployed into the host, from the objects as they are
+    stored: karmada-apiserver on the advertised address and node port, the components with the
+    Service name in their kubeconfigs pointed at that address."""
+
+    def __init__(self, host: Kubectl, root: Path, node_port: int, webhook_port: int) -> None:
+        self.host = host
+        self.root = root
+        self.node_port = node_port
+        self.webhook_port = webhook_port
+        self.programs: list[Background] = []
+        self.pods: list[Pod] = []
+        self.starts = 0
+
+    def _get(self, kind: str, name: str) -> Obj | None:
+        result = self.host("get", kind, name, "-n", "karmada-system", "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def _secrets(self, template: Obj) -> dict[str, Obj] | None:
+        secrets = {}
+        for volume in template["spec"].get("volumes") or []:
+            if "secret" in volume:
+                name = volume["secret"]["secretName"]
+                secret = self._get("secret", name)
+                if secret is None:
+                    return None
+                secrets[name] = secret
+        return secrets
+
+    def _pod(self, kind: str, name: str, flags: dict[str, str]) -> Pod:
+        def ready() -> tuple[Obj, dict[str, Obj]] | None:
+            obj = self._get(kind, name)
+            secrets = self._secrets(obj["spec"]["template"]) if obj else None
+            return (obj, secrets) if obj and secrets is not None else None
+
+        obj, secrets = wait_for(ready, timeout=60, what=f"{kind} {name} and its Secrets")
+        claims = frozenset(c["metadata"]["name"] for c in obj["spec"].get("volumeClaimTemplates") or [])
+        self.starts += 1
+        pod = pod_of(obj["spec"]["template"], secrets, self.root / f"{name}-{self.starts}", claims=claims, flags=flags)
+        self.pods.append(pod)
+        return pod
+
+    def _resolve(self, pod: Pod) -> None:
+        """The cluster's DNS and Service routing: the component's kubeconfig names the API
+        server's Service; here that is the advertised address (the name still checked)."""
+        (config_dir,) = [local for path, local in pod.mounts.items() if path == "/etc/karmada/config"]
+        path = config_dir / "karmada.config"
+        config = yaml.safe_load(path.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        assert cluster["server"] == f"https://{APISERVER_SERVICE}:5443"
+        cluster["server"] = f"https://127.0.0.1:{self.node_port}"
+        cluster["tls-server-name"] = APISERVER_SERVICE
+        config_dir.chmod(0o700)
+        path.chmod(0o600)
+        path.write_text(yaml.safe_dump(config))
+        config_dir.chmod(0o555)
+
+    def run_apiserver(self) -> Background:
+        pod = self._pod("statefulset", "karmada-apiserver", {"--host": "127.0.0.1", "--port": str(self.node_port)})
+        # the volume outlives the pod: every start uses the first one's
+        data = [local for path, local in self.pods[0].mounts.items() if path == "/var/lib/karmada-apiserver"]
+        pod.mounts["/var/lib/karmada-apiserver"] = data[0]
+        program, url = pod.serve()
+        assert url == f"https://127.0.0.1:{self.node_port}"
+        self.programs.append(program)
+        return program
+
+    def run_component(self, name: str, *extra: str) -> Background:
+        flags = {"--health-probe-bind-address": f"127.0.0.1:{free_port()}", "--metrics-bind-address": "0"}
+        if name == "karmada-webhook":
+            flags |= {"--bind-address": "127.0.0.1", "--secure-port": str(self.webhook_port)}
+        pod = self._pod("deployment", name, flags)
+        self._resolve(pod)
+        pod.command = [*pod.command, *extra]
+        program = pod.start()
+        self.programs.append(program)
+        return program
+
+    def stop(self) -> None:
+        for program in reversed(self.programs):
+            program.stop()
+        for pod in self.pods:
+            pod.release()

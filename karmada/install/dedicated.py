@@ -374,7 +374,8 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
 
     ``only="certs"``: write the Secrets only (the namespace and the Service exist, e.g. made by
     the Helm chart, whose pre-install hook runs this); ``only="api"``: install Karmada's API
-    into the running API server, reached through its Service (the chart's post-install hook)."""
+    into the running API server (the chart's post-install hook). Both reach it at the advertised
+    address, as agents and users do."""
     await _refuse_other_layout(host, options)
     mapper = ResourceMapper(host)
     if only is None:
@@ -391,8 +392,7 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
     if only is None:
         await _apiserver(host, mapper, credentials, options, say)
     if only != "certs":
-        server = url if only is None else _service_url(options)
-        config = from_kubeconfig_bytes(apiserver.admin_kubeconfig(credentials.pki, server))
+        config = from_kubeconfig_bytes(apiserver.admin_kubeconfig(credentials.pki, url))
         async with KubeClient(config) as karmada:
             await _karmada_api(karmada, credentials.webhook, url, options, say)
     if only is None:

@@ -166,7 +166,7 @@ def add(commands: Any) -> None:
         "--only",
         choices=("certs", "api"),
         help="run one step: certs writes every certificate and kubeconfig Secret into the host; api installs "
-        "Karmada's API into a karmada-apiserver already running there, reached through its Service "
+        "Karmada's API into a karmada-apiserver already running there, at the advertised address "
         "(the Helm chart charts/karmada-py runs these as hooks; its templates deploy the rest)",
     )
     kube = parser.add_argument_group("--apiserver kube")
