@@ -5,9 +5,6 @@ a server-side dry run; bad values fail with a message naming the value."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +17,10 @@ from karmada.install.apiserver_localkube import ApiserverOptions
 from karmada.install.dedicated import DedicatedOptions, host_objects
 from karmada.version import __version__
 from kubectl_karmada.cli import build_parser
+from tests.charts.chart import CHART, HOOK_KINDS, render
 from tests.servers import Kubectl
 
 Obj = dict[str, Any]
-CHART = Path(__file__).resolve().parents[2] / "charts" / "karmada-py"
-HOOK_KINDS = {"Job", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
-
-
-def helm() -> str:
-    found = shutil.which("helm") or str(Path(sys.executable).parent / "helm")
-    assert Path(found).exists(), "helm is installed by the test extra (helm-binary)"
-    return found
-
-
-def render(*sets: str, namespace: str = "karmada-system") -> subprocess.CompletedProcess[str]:
-    args = [helm(), "template", "karmada", str(CHART), "-n", namespace]
-    for value in sets:
-        args += ["--set", value]
-    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
 
 
 def rendered(*sets: str) -> list[Obj]:
