@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Build the image, create a host and member kind clusters, load the image,
-# deploy Karmada with `kubectl karmada init --deploy`, register the members
-# with `kubectl karmada register`, and run tests/e2e against them.
+# deploy Karmada into the host with `kubectl karmada init` (its own
+# karmada-apiserver: localkube by default, kube-apiserver on etcd with
+# --apiserver kube, or the host's own API server with --apiserver external),
+# register the members with `kubectl karmada register`, and run tests/e2e
+# against them.
 #
-# Needs docker, kind, kubectl and this project installed (pip install -e .).
-# The members reach the host's API server at its container address on the
-# kind network, which the machine running this script must reach too (Linux).
-# --dry-run prints the commands instead of running them.
+# Needs docker, kind, kubectl and this project installed (pip install -e .);
+# --apiserver kube also needs the kind nodes to pull from registry.k8s.io.
+# The members reach karmada-apiserver at the host node's address on the kind
+# network (its NodePort), which the machine running this script must reach
+# too (Linux). --dry-run prints the commands instead of running them.
 set -euo pipefail
 
 usage() {
   cat <<USAGE
-usage: hack/kind-e2e.sh [--prefix NAME] [--members N] [--image IMAGE] [--skip-build] [--keep] [--dry-run]
+usage: hack/kind-e2e.sh [--prefix NAME] [--members N] [--apiserver KIND] [--image IMAGE] [--skip-build] [--keep] [--dry-run]
 
   --prefix NAME   kind cluster names: NAME-host, NAME-member1.. (karmada-e2e)
+  --apiserver KIND  localkube, kube or external: init's --apiserver (localkube)
   --members N     member clusters, at least 2 (2)
   --image IMAGE   image to build and deploy (karmada.images.IMAGE: the package version)
   --skip-build    use an IMAGE already built
@@ -26,6 +31,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 PREFIX=karmada-e2e
 MEMBERS=2
+APISERVER=localkube
 IMAGE=""
 BUILD=1
 KEEP=0
@@ -35,6 +41,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) PREFIX=${2:?--prefix needs a value}; shift 2 ;;
     --members) MEMBERS=${2:?--members needs a value}; shift 2 ;;
+    --apiserver) APISERVER=${2:?--apiserver needs a value}; shift 2 ;;
     --image) IMAGE=${2:?--image needs a value}; shift 2 ;;
     --skip-build) BUILD=0; shift ;;
     --keep) KEEP=1; shift ;;
@@ -50,6 +57,10 @@ if [ "$MEMBERS" -lt 2 ]; then
   echo "--members must be at least 2 (the suite divides a workload over two)" >&2
   exit 2
 fi
+case "$APISERVER" in
+  localkube | kube | external) ;;
+  *) echo "--apiserver must be localkube, kube or external, got: $APISERVER" >&2; exit 2 ;;
+esac
 if [ -z "$IMAGE" ]; then
   IMAGE=$("$PYTHON" -c 'from karmada.images import IMAGE; print(IMAGE)')
 fi
@@ -97,16 +108,25 @@ for name in "$HOST" "${NAMES[@]/#/$PREFIX-}"; do
   run kind load docker-image "$IMAGE" --name "$name"
 done
 
-# one address for the host's API server that both this machine and the members' pods reach
+# the host node's address on the kind network: both this machine and the members' pods reach it
 HOST_IP=$(capture 172.18.0.2 docker inspect -f '{{.NetworkSettings.Networks.kind.IPAddress}}' "$HOST-control-plane")
 run kubectl config set-cluster "kind-$HOST" --server "https://$HOST_IP:6443" --kubeconfig "$WORK/host.config"
 
-run kubectl karmada init --apiserver external --deploy --image "$IMAGE" --kubeconfig "$WORK/host.config"
+if [ "$APISERVER" = external ]; then
+  # Karmada's API in the host's own API server, the components beside it
+  KARMADA_CONFIG="$WORK/host.config"
+  run kubectl karmada init --apiserver external --deploy --image "$IMAGE" --kubeconfig "$WORK/host.config"
+else
+  # a dedicated karmada-apiserver on the host node's NodePort 32443; init waits for every part
+  KARMADA_CONFIG="$WORK/karmada/karmada.config"
+  run kubectl karmada init --apiserver "$APISERVER" --image "$IMAGE" --apiserver-advertise-address "$HOST_IP" \
+    --karmada-data "$WORK/karmada" --timeout 10m --kubeconfig "$WORK/host.config"
+fi
 run kubectl --kubeconfig "$WORK/host.config" -n karmada-system rollout status deploy/karmada-controlplane --timeout=180s
 run kubectl --kubeconfig "$WORK/host.config" -n karmada-system rollout status deploy/karmada-webhook --timeout=180s
 
-REGISTER=$(capture "kubectl karmada register $HOST_IP:6443 --token TOKEN --discovery-token-ca-cert-hash sha256:HASH" \
-  kubectl karmada token create --print-register-command --kubeconfig "$WORK/host.config")
+REGISTER=$(capture "kubectl karmada register $HOST_IP:32443 --token TOKEN --discovery-token-ca-cert-hash sha256:HASH" \
+  kubectl karmada token create --print-register-command --kubeconfig "$KARMADA_CONFIG")
 read -r -a REGISTER_WORDS <<<"$REGISTER"
 for name in "${NAMES[@]}"; do
   run "${REGISTER_WORDS[@]}" --cluster-name "$name" --agent-image "$IMAGE" --kubeconfig "$WORK/$name.config"
@@ -117,7 +137,7 @@ capture "" env KUBECONFIG="${MEMBER_CONFIGS%:}" kubectl config view --flatten >"
 
 MEMBER_LIST=$(IFS=,; echo "${NAMES[*]}")
 run env KARMADA_E2E_KIND=1 KARMADA_E2E_TIMEOUT=180 \
-  KARMADA_E2E_KUBECONFIG="$WORK/host.config" \
+  KARMADA_E2E_KUBECONFIG="$KARMADA_CONFIG" \
   KARMADA_E2E_MEMBERS_KUBECONFIG="$WORK/members.config" \
   KARMADA_E2E_MEMBERS="$MEMBER_LIST" \
   "$PYTHON" -m pytest tests/e2e -v -p no:cacheprovider

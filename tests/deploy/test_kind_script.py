@@ -1,9 +1,11 @@
 """``hack/kind-e2e.sh`` cannot create kind clusters here; what it would do is
 checked through ``--dry-run`` (every command printed, none run): the image it
-builds and loads is the package's tag, Karmada is deployed with ``init --deploy
---image`` and each member registered with ``--agent-image``, and the suite is
-run with the environment ``tests/e2e`` reads. Bad arguments are refused; and
-shellcheck finds nothing."""
+builds and loads is the package's tag, Karmada is deployed with ``init`` and a
+dedicated karmada-apiserver advertised at the host node's address (or, with
+``--apiserver external``, ``init --deploy`` into the host's own), each member
+registered at that address with ``--agent-image``, and the suite run against
+karmada-apiserver with the environment ``tests/e2e`` reads. Bad arguments are
+refused; and shellcheck finds nothing."""
 
 from __future__ import annotations
 
@@ -50,14 +52,36 @@ def test_dry_run_builds_loads_deploys_registers_and_runs_the_suite() -> None:
     loads = [line for line in lines if line.startswith(f"kind load docker-image {IMAGE} --name ")]
     assert len(loads) == 4
     (init,) = [line for line in lines if line.startswith("kubectl karmada init")]
-    assert f"--deploy --image {IMAGE}" in init
+    assert f"--apiserver localkube --image {IMAGE} --apiserver-advertise-address 172.18.0.2" in init
+    assert "--deploy" not in init
+    (token,) = [line for line in lines if line.startswith("kubectl karmada token create")]
+    assert token.endswith("/karmada/karmada.config")  # asked of karmada-apiserver, not of the host
     registers = [line for line in lines if line.startswith("kubectl karmada register")]
     assert len(registers) == 3 and all(f"--agent-image {IMAGE}" in line for line in registers)
+    assert all(line.startswith("kubectl karmada register 172.18.0.2:32443 ") for line in registers)
     assert "--cluster-name member3" in registers[2]
     (suite,) = [line for line in lines if "-m pytest tests/e2e" in line]
     assert "KARMADA_E2E_KIND=1" in suite and "KARMADA_E2E_MEMBERS=member1,member2,member3" in suite
+    assert "/karmada/karmada.config " in suite
     deletes = [line for line in lines if line.startswith("kind delete cluster")]
     assert len(deletes) == 4  # cleaned up on exit unless --keep
+
+
+@pytest.mark.parametrize(
+    ("apiserver", "expected", "karmada_config"),
+    [
+        ("kube", "--apiserver kube --image", "/karmada/karmada.config"),
+        ("external", f"--apiserver external --deploy --image {IMAGE}", "/host.config"),
+    ],
+)
+def test_dry_run_apiserver_choices(apiserver: str, expected: str, karmada_config: str) -> None:
+    result = script("--dry-run", "--apiserver", apiserver)
+    assert result.returncode == 0, result.stderr
+    lines = commands(result)
+    (init,) = [line for line in lines if line.startswith("kubectl karmada init")]
+    assert expected in init
+    (suite,) = [line for line in lines if "-m pytest tests/e2e" in line]
+    assert f"{karmada_config} " in suite
 
 
 def test_dry_run_options_image_skip_build_keep_prefix() -> None:
@@ -70,9 +94,9 @@ def test_dry_run_options_image_skip_build_keep_prefix() -> None:
 
 
 def test_the_manifests_it_deploys_are_init_deploys() -> None:
-    # the script deploys with init --deploy: the manifests under test in test_manifests.py
+    # the script deploys with init: the objects under test in test_manifests.py, not files of its own
     text = SCRIPT.read_text(encoding="utf-8")
-    assert "kubectl karmada init --deploy" in text and "manifests" not in text.split("set -euo")[1]
+    assert 'kubectl karmada init --apiserver "$APISERVER"' in text and "manifests" not in text.split("set -euo")[1]
 
 
 @pytest.mark.parametrize(
@@ -82,6 +106,7 @@ def test_the_manifests_it_deploys_are_init_deploys() -> None:
         (["--members", "two"], "must be a number"),
         (["--bogus"], "unknown argument: --bogus"),
         (["--image"], "--image needs a value"),
+        (["--apiserver", "etcd"], "--apiserver must be localkube, kube or external, got: etcd"),
     ],
 )
 def test_bad_arguments_are_refused(args: list[str], message: str) -> None:
