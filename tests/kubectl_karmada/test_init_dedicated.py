@@ -291,6 +291,14 @@ def test_init_kube_deploys_etcd_kube_apiserver_and_a_controller_manager(host: Se
     names = served.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "etcd-2.etcd.karmada-system.svc.cluster.local" in names.get_values_for_type(x509.DNSName)
 
+    # init again converges to the same objects: every certificate kept
+    kept = {name: _stored(host_kubectl, "secret", name)["data"] for name in ("etcd-cert", "karmada-cert")}
+    again = _init(plugin, *args)
+    out, _ = again.communicate(timeout=90)
+    assert again.returncode == 1 and "statefulset/etcd -n karmada-system ready" in out, out
+    assert {name: _stored(host_kubectl, "secret", name)["data"] for name in kept} == kept
+    assert _stored(host_kubectl, "statefulset", "etcd")["metadata"]["generation"] == etcd["metadata"]["generation"]
+
     # one layout at a time
     refused = _init(plugin, "--apiserver-advertise-address=127.0.0.1", f"--apiserver-node-port={node_port}")
     out, _ = refused.communicate(timeout=60)
