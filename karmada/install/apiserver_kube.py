@@ -280,6 +280,17 @@ def _spread(labels: dict[str, str], required: bool) -> Obj:
     }
 
 
+def _pod(labels: dict[str, str], container: Obj, volumes: list[Obj], *, spread_required: bool) -> Obj:
+    """A pod of the layout: no service-account token of the host, non-root, spread over nodes."""
+    return {
+        "automountServiceAccountToken": False,
+        "securityContext": _pod_security(),
+        "affinity": _spread(labels, required=spread_required),
+        "containers": [container],
+        "volumes": volumes,
+    }
+
+
 def etcd_service(options: KubeOptions) -> Obj:
     """The headless Service that names each member (``etcd-N.etcd``); members find each other
     through it before they are ready."""
@@ -335,12 +346,7 @@ def _http_probe(path: str, port: int | str, scheme: str, **timing: int) -> Obj:
 
 
 def etcd_statefulset(options: KubeOptions) -> Obj:
-    claim: Obj = {
-        "metadata": {"name": "etcd-data", "labels": dict(ETCD_LABELS)},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": options.storage_size}}},
-    }
-    if options.storage_class_name is not None:
-        claim["spec"]["storageClassName"] = options.storage_class_name
+    claim = localkube.volume_claim("etcd-data", ETCD_LABELS, options.storage_size, options.storage_class_name)
     env = [
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
@@ -367,13 +373,7 @@ def etcd_statefulset(options: KubeOptions) -> Obj:
             ],
         }
     )
-    pod = {
-        "automountServiceAccountToken": False,
-        "securityContext": _pod_security(),
-        "affinity": _spread(ETCD_LABELS, required=False),
-        "containers": [container],
-        "volumes": [_secret_volume("etcd-pki", ETCD_SECRET, _ETCD_MOUNTED)],
-    }
+    pod = _pod(ETCD_LABELS, container, [_secret_volume("etcd-pki", ETCD_SECRET, _ETCD_MOUNTED)], spread_required=False)
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -439,16 +439,11 @@ def apiserver_deployment(options: KubeOptions, port: int = localkube.CONTAINER_P
             ],
         }
     )
-    pod = {
-        "automountServiceAccountToken": False,
-        "securityContext": _pod_security(),
-        "affinity": _spread(labels, required=True),
-        "containers": [container],
-        "volumes": [
-            _secret_volume("karmada-pki", localkube.SECRET_NAME, _APISERVER_MOUNTED),
-            _secret_volume("etcd-client", ETCD_SECRET, _APISERVER_ETCD_MOUNTED),
-        ],
-    }
+    volumes = [
+        _secret_volume("karmada-pki", localkube.SECRET_NAME, _APISERVER_MOUNTED),
+        _secret_volume("etcd-client", ETCD_SECRET, _APISERVER_ETCD_MOUNTED),
+    ]
+    pod = _pod(labels, container, volumes, spread_required=True)
     return _deployment(APISERVER, labels, options.apiserver_replicas, pod)
 
 
@@ -509,17 +504,12 @@ def controller_manager_deployment(options: KubeOptions) -> Obj:
             ],
         }
     )
-    pod = {
-        "automountServiceAccountToken": False,
-        "securityContext": _pod_security(),
-        "affinity": _spread(labels, required=True),
-        "containers": [container],
-        "volumes": [
-            _secret_volume("karmada-pki", localkube.SECRET_NAME, _KCM_MOUNTED),
-            _secret_volume("karmada-config", controller_manager_config_secret_name(), (KCM_CONFIG_KEY,)),
-            {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
-        ],
-    }
+    volumes = [
+        _secret_volume("karmada-pki", localkube.SECRET_NAME, _KCM_MOUNTED),
+        _secret_volume("karmada-config", controller_manager_config_secret_name(), (KCM_CONFIG_KEY,)),
+        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+    ]
+    pod = _pod(labels, container, volumes, spread_required=True)
     # as many as API servers (leader-elected: one works, the others wait)
     return _deployment(CONTROLLER_MANAGER, labels, options.apiserver_replicas, pod)
 

@@ -317,14 +317,20 @@ def _probe(path: str, **timing: int) -> Obj:
     return {"httpGet": {"path": path, "port": "https", "scheme": "HTTPS"}, "timeoutSeconds": 5, **timing}
 
 
+def volume_claim(name: str, labels: dict[str, str], size: str, storage_class_name: str | None) -> Obj:
+    """A StatefulSet's volume claim template (the host's default StorageClass unless named)."""
+    claim: Obj = {
+        "metadata": {"name": name, "labels": dict(labels)},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}},
+    }
+    if storage_class_name is not None:
+        claim["spec"]["storageClassName"] = storage_class_name
+    return claim
+
+
 def statefulset(options: ApiserverOptions) -> Obj:
     """The StatefulSet running ``localkube serve`` on the Secret's PKI and a volume claim."""
-    claim: Obj = {
-        "metadata": {"name": "data", "labels": dict(LABELS)},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": options.storage_size}}},
-    }
-    if options.storage_class_name is not None:
-        claim["spec"]["storageClassName"] = options.storage_class_name
+    claim = volume_claim("data", LABELS, options.storage_size, options.storage_class_name)
     container: Obj = {
         "name": NAME,
         "image": options.image,
