@@ -287,7 +287,6 @@ def _run_dedicated(args: argparse.Namespace) -> int:
             raise CommandError("a ClusterIP Service needs --apiserver-advertise-address (where it is reachable)")
         if not 30000 <= args.node_port <= 32767:
             raise CommandError(f"--apiserver-node-port {args.node_port} is outside 30000-32767")
-        host_config = control_plane(args)
         kube = None
         if args.apiserver == "kube":
             kube = KubeOptions(
@@ -305,6 +304,7 @@ def _run_dedicated(args: argparse.Namespace) -> int:
             for flag, value, default in _KUBE_ONLY:
                 if getattr(args, value) != default:
                     raise CommandError(f"{flag} is for --apiserver kube")
+        host_config = control_plane(args)
         options = DedicatedOptions(
             kube=kube,
             apiserver=ApiserverOptions(
@@ -339,6 +339,8 @@ def _run_external(args: argparse.Namespace) -> int:
     from karmada.kube import KubeClient, from_kubeconfig
 
     async def main() -> int:
+        if args.only:
+            raise CommandError("--only is for --apiserver localkube or kube (the steps of a dedicated install)")
         host_config = control_plane(args)
         config = from_kubeconfig(args.karmada_kubeconfig) if args.karmada_kubeconfig else host_config
         if args.deploy and config.server != host_config.server:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.servers import Kubectl, Plugin
 
 
@@ -62,3 +64,22 @@ def test_errors_are_one_clear_line(plugin: Plugin) -> None:
     assert missing.stderr.strip() == "error: cannot read kubeconfig /nonexistent/kubeconfig: No such file or directory"
     bad = plugin("init", "--apiserver", "external", "--timeout", "soon", check=False)
     assert bad.returncode == 2 and 'invalid duration "soon"' in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--etcd-replicas", "3"], "error: --etcd-replicas is for --apiserver kube"),
+        (["--kube-image-registry", "mirror.example"], "error: --kube-image-registry is for --apiserver kube"),
+        (["--apiserver", "kube", "--deploy"], "error: --deploy is for --apiserver external"),
+        (["--apiserver", "external", "--only", "certs"], "error: --only is for --apiserver localkube or kube"),
+        (["--apiserver", "kube", "--karmada-apiserver-replicas", "0"], "at least 1, not 0"),
+        (["--apiserver", "kube", "--etcd-replicas", "2"], "invalid choice: 2 (choose from 1, 3, 5)"),
+        (["--apiserver", "etcd"], "invalid choice: 'etcd'"),
+    ],
+    ids=["etcd-replicas", "registry", "deploy", "only-external", "apiserver-replicas", "even-etcd", "choice"],
+)
+def test_flags_of_another_choice_are_refused(plugin: Plugin, args: list[str], message: str) -> None:
+    result = plugin("init", *args, check=False)
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
