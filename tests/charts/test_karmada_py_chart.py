@@ -158,8 +158,13 @@ def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None
             "karmada-system",
             "a ClusterIP Service needs apiserver.advertiseAddress",
         ),
+        (
+            ("apiserver.serviceType=LoadBalancer",),
+            "karmada-system",
+            "a LoadBalancer Service needs apiserver.advertiseAddress",
+        ),
     ],
-    ids=["namespace", "mode", "etcd-replicas", "clusterip"],
+    ids=["namespace", "mode", "etcd-replicas", "clusterip", "loadbalancer"],
 )
 def test_bad_values_fail_naming_the_value(sets: tuple[str, ...], namespace: str, message: str) -> None:
     result = render(*sets, namespace=namespace)

@@ -26,6 +26,9 @@ karmada-system
 {{- if and (eq .Values.apiserver.serviceType "ClusterIP") (not .Values.apiserver.advertiseAddress) -}}
 {{- fail "a ClusterIP Service needs apiserver.advertiseAddress (where it is reachable)" -}}
 {{- end -}}
+{{- if and (eq .Values.apiserver.serviceType "LoadBalancer") (not .Values.apiserver.advertiseAddress) -}}
+{{- fail "a LoadBalancer Service needs apiserver.advertiseAddress: its address goes into the certificate, which the pre-install hook makes before the Service exists" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The pod security every container of the chart runs with. */}}
