@@ -336,8 +336,7 @@ def _etcd_command(options: KubeOptions) -> list[str]:
         f"--peer-cert-file={pki}/{ETCD_SERVER_CERT}",
         f"--peer-key-file={pki}/{ETCD_SERVER_KEY}",
         "--auto-compaction-mode=periodic",
-        "--auto-compaction-retention=8h",
-        "--quota-backend-bytes=8589934592",
+        "--auto-compaction-retention=8h",  # etcd's own 2 GiB quota: well inside the volume, with its WAL
     ]
 
 
@@ -349,7 +348,6 @@ def etcd_statefulset(options: KubeOptions) -> Obj:
     claim = localkube.volume_claim("etcd-data", ETCD_LABELS, options.storage_size, options.storage_class_name)
     env = [
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
     ]
     container = _hardened(
         {
@@ -455,6 +453,9 @@ def _deployment(name: str, labels: dict[str, str], replicas: int, pod: Obj) -> O
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": dict(labels)},
+            # one pod per node (required anti-affinity): a surge pod would find no node, so a
+            # rollout replaces one pod at a time instead
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }

@@ -69,6 +69,10 @@ class DedicatedOptions:
     cluster_domain: str = "cluster.local"
     kube: apiserver_kube.KubeOptions | None = None  # None: localkube
 
+    def __post_init__(self) -> None:
+        if self.kube is not None and self.kube.cluster_domain != self.cluster_domain:
+            raise ValueError(f"cluster domains differ: {self.kube.cluster_domain} and {self.cluster_domain}")
+
 
 @dataclass(frozen=True, repr=False)
 class Installed:
@@ -172,20 +176,20 @@ def pki_hash(secret: Obj) -> str:
 
 
 async def _rolled_out(host: KubeClient, resource: Resource, name: str) -> bool:
-    """Whether a StatefulSet or Deployment runs its current template with every replica ready."""
+    """Whether a StatefulSet or Deployment runs only its current template, every replica ready
+    (``kubectl rollout status``'s test: an old ready pod beside a pending new one is not done)."""
     obj = await host.get_or_none(resource, name, NAMESPACE)
     if obj is None:
         return False
     status = obj.get("status") or {}
     wanted = (obj.get("spec") or {}).get("replicas", 1)
-    generation = obj["metadata"].get("generation", 0)
+    if status.get("observedGeneration", 0) < obj["metadata"].get("generation", 0):
+        return False
     if resource is STATEFULSETS:
         updated = status.get("updateRevision") in (None, status.get("currentRevision"))
-    else:
-        updated = status.get("updatedReplicas", 0) >= wanted
-    return bool(
-        status.get("observedGeneration", 0) >= generation and status.get("readyReplicas", 0) >= wanted and updated
-    )
+        return bool(updated and status.get("readyReplicas", 0) >= wanted)
+    counts = [status.get(key, 0) for key in ("replicas", "updatedReplicas", "availableReplicas")]
+    return all(count == wanted for count in counts)
 
 
 async def _wait_rolled_out(
@@ -294,7 +298,7 @@ async def _apiserver(
 def _annotated(workload: Obj, *secrets: Obj) -> Obj:
     """The workload with a digest of the Secrets its pods mount, so new certificates roll them."""
     digest = "-".join(pki_hash(secret) for secret in secrets)
-    workload["spec"]["template"]["metadata"]["annotations"] = {PKI_HASH_ANNOTATION: digest}
+    workload["spec"]["template"]["metadata"].setdefault("annotations", {})[PKI_HASH_ANNOTATION] = digest
     return workload
 
 
@@ -331,25 +335,28 @@ async def _karmada_api(
 # ---- phase 3: the components in the host
 
 
-async def _components(host: KubeClient, mapper: ResourceMapper, options: DedicatedOptions, say: Say) -> None:
+async def _components(
+    host: KubeClient, mapper: ResourceMapper, credentials: Credentials, options: DedicatedOptions, say: Say
+) -> None:
+    mounted = {
+        component: [credentials.secret(hosted_components.config_secret_name(component))]
+        for component in hosted_components.COMPONENTS
+    }
+    mounted["karmada-webhook"].append(credentials.secret(webhook.SECRET_NAME))
     for obj in component_workloads(options):
+        if obj["kind"] == "Deployment":
+            _annotated(obj, *mounted[obj["metadata"]["name"]])
         await _apply(host, mapper, obj, say)
     waited = hosted_components.COMPONENTS + ((apiserver_kube.CONTROLLER_MANAGER,) if options.kube else ())
     for component in waited:
         say(f"waiting for deployment/{component} -n {NAMESPACE} to be available")
         await wait_until(
-            lambda component=component: _available(host, component),  # type: ignore[misc]
+            lambda component=component: _rolled_out(host, DEPLOYMENTS, component),  # type: ignore[misc]
             options.timeout,
             interval=1.0,
             what=f"{component} available",
         )
         say(f"deployment/{component} -n {NAMESPACE} available")
-
-
-async def _available(host: KubeClient, name: str) -> bool:
-    deployment = await host.get_or_none(DEPLOYMENTS, name, NAMESPACE)
-    conditions = ((deployment or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Available" and c.get("status") == "True" for c in conditions)
 
 
 async def _apply(client: KubeClient, mapper: ResourceMapper, obj: Obj, say: Say) -> None:
@@ -369,6 +376,24 @@ async def _refuse_other_layout(host: KubeClient, options: DedicatedOptions) -> N
         )
 
 
+async def _refuse_another_etcd_size(host: KubeClient, kube: apiserver_kube.KubeOptions) -> None:
+    """etcd's members are fixed at its start: a member added by a bigger StatefulSet would start
+    a second, empty cluster beside the first (and a smaller one loses the quorum). The size is
+    the StatefulSet's, or, after a deinit that kept the data, the number of member volumes."""
+    statefulset = await host.get_or_none(STATEFULSETS, apiserver_kube.ETCD, NAMESPACE)
+    if statefulset is not None:
+        members = int((statefulset.get("spec") or {}).get("replicas", 1))
+    else:
+        claims = await host.list(PVCS, NAMESPACE, labelSelector=f"app={apiserver_kube.ETCD}")
+        members = len(claims.get("items") or []) or kube.etcd_replicas
+    if members != kube.etcd_replicas:
+        raise ValueError(
+            f"etcd in {NAMESPACE} has {members} member(s); --etcd-replicas {kube.etcd_replicas} would start a "
+            f"second cluster beside it (init does not add or remove etcd members): keep --etcd-replicas "
+            f"{members}, or move the data yourself (etcdctl member add/remove) first, or deinit --purge-data"
+        )
+
+
 async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: Only | None = None) -> Installed:
     """Deploy and connect everything; returns the advertised URL and the admin kubeconfig.
 
@@ -377,6 +402,8 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
     into the running API server (the chart's post-install hook). Both reach it at the advertised
     address, as agents and users do."""
     await _refuse_other_layout(host, options)
+    if options.kube is not None:
+        await _refuse_another_etcd_size(host, options.kube)
     mapper = ResourceMapper(host)
     if only is None:
         for obj in (namespace_object(), apiserver.service(options.apiserver)):
@@ -396,7 +423,7 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
         async with KubeClient(config) as karmada:
             await _karmada_api(karmada, credentials.webhook, url, options, say)
     if only is None:
-        await _components(host, mapper, options, say)
+        await _components(host, mapper, credentials, options, say)
     return Installed(url, apiserver.admin_kubeconfig(credentials.pki, url))
 
 

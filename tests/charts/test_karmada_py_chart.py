@@ -137,11 +137,32 @@ def test_the_hooks_run_init_steps_with_the_values_flags(sets: tuple[str, ...], f
         assert args.only == step and args.apiserver == ("kube" if "--apiserver=kube" in flags else "localkube")
 
 
+def manifestgen_secrets() -> list[str]:
+    """Every Secret init keeps in the host (the kube layout's, which has them all)."""
+    return [
+        "karmada-cert",
+        "karmada-admin-config",
+        "etcd-cert",
+        "karmada-webhook-cert",
+        "karmada-controlplane-config",
+        "karmada-webhook-config",
+        "kube-controller-manager-config",
+    ]
+
+
 def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None:
     objects = {_key(o): o for o in rendered() if o["kind"] in HOOK_KINDS}
     role = objects[("Role", "karmada-init")]
     assert role["metadata"]["namespace"] == "karmada-system"
-    assert {r["resources"][0] for r in role["rules"]} == {"secrets", "services", "statefulsets"}
+    assert {r["resources"][0] for r in role["rules"]} == {
+        "secrets",
+        "services",
+        "statefulsets",
+        "persistentvolumeclaims",
+    }
+    (named,) = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named["verbs"] == ["get", "patch", "update"]
+    assert set(named["resourceNames"]) == set(manifestgen_secrets())
     assert objects[("ClusterRole", "karmada-py-init")]["rules"] == [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}
     ]

@@ -114,6 +114,13 @@ def test_the_api_server_sees_no_signing_or_admin_key() -> None:
     assert affinity["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == "kubernetes.io/hostname"
 
 
+@pytest.mark.parametrize("deployment", [kube.apiserver_deployment, kube.controller_manager_deployment])
+def test_a_rollout_replaces_one_pod_at_a_time(deployment: Any) -> None:
+    # one pod per node: a surge pod would never schedule on a host with no spare node
+    strategy = deployment(kube.KubeOptions(apiserver_replicas=2))["spec"]["strategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+
+
 def test_the_controller_manager_runs_no_workload_controller() -> None:
     manager = kube.controller_manager_deployment(kube.KubeOptions())
     controllers = _flag(manager, "controllers").split(",")

@@ -128,6 +128,11 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
         refused = karmada("apply", "-f", "-", stdin=bad, check=False)
         assert "clusterAffinities cannot co-exist with clusterAffinity" in refused.stderr, refused.stderr
 
+        # the components roll when the Secrets they mount change
+        for name in ("karmada-controlplane", "karmada-webhook"):
+            template = json.loads(host_kubectl("get", "deploy", name, "-n", "karmada-system", "-o", "json").stdout)
+            assert template["spec"]["template"]["metadata"]["annotations"]["karmada.io/pki-hash"]
+
         # init again converges: same CA, no roll of the API server's pod
         hash_before = _pki_hash(host_kubectl)
         again = _finish(_init(plugin, *args))
@@ -299,6 +304,12 @@ def test_init_kube_deploys_etcd_kube_apiserver_and_a_controller_manager(host: Se
     assert {name: _stored(host_kubectl, "secret", name)["data"] for name in kept} == kept
     assert _stored(host_kubectl, "statefulset", "etcd")["metadata"]["generation"] == etcd["metadata"]["generation"]
 
+    # etcd's size is fixed at its start: another would start a second cluster beside it
+    resized = _init(plugin, *[a for a in args if a != "--etcd-replicas=3"], "--etcd-replicas=1")
+    out, _ = resized.communicate(timeout=60)
+    assert resized.returncode == 1
+    assert "etcd in karmada-system has 3 member(s); --etcd-replicas 1 would start a second cluster" in out, out
+
     # one layout at a time
     refused = _init(plugin, "--apiserver-advertise-address=127.0.0.1", f"--apiserver-node-port={node_port}")
     out, _ = refused.communicate(timeout=60)
@@ -309,6 +320,10 @@ def test_init_kube_deploys_etcd_kube_apiserver_and_a_controller_manager(host: Se
     for name in ("deployment/kube-controller-manager", "deployment/karmada-apiserver", "statefulset/etcd"):
         assert f"{name} -n karmada-system deleted" in out, out
     assert len(json.loads(host_kubectl("get", "pvc", "-n", "karmada-system", "-o", "json").stdout)["items"]) == 3
+    # the kept volumes still fix etcd's size
+    resized = _init(plugin, *[a for a in args if a != "--etcd-replicas=3"])
+    out, _ = resized.communicate(timeout=60)
+    assert resized.returncode == 1 and "has 3 member(s); --etcd-replicas 1" in out, out
     out = plugin("deinit", "--purge-data").stdout
     for n in range(3):
         assert f"persistentvolumeclaim/etcd-data-etcd-{n} -n karmada-system deleted" in out, out
