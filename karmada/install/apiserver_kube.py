@@ -4,7 +4,7 @@ that runs only the controllers Karmada needs, Karmada's layout for those who
 outgrow one localkube replica.
 
 Plain functions over data, no I/O. The objects follow ``karmadactl init``:
-an etcd StatefulSet (1 or 3 members, headless Service ``etcd``, one volume
+an etcd StatefulSet (1, 3 or 5 members, headless Service ``etcd``, one volume
 each, its own CA in the Secret ``etcd-cert``), a ``karmada-apiserver``
 Deployment (kube-apiserver on port 5443, the Secret ``karmada-cert`` that
 localkube's layout uses too, so the Service, the admin kubeconfig and the
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from karmada.images import ETCD_VERSION, KUBE_REGISTRY, KUBE_VERSION
@@ -103,7 +104,8 @@ def _resources(cpu: str, memory: str, limit: str) -> Obj:
 @dataclass(frozen=True)
 class KubeOptions:
     """The kube layout's choices. ``registry`` replaces ``registry.k8s.io`` in all three images
-    (a mirror); ``etcd_image`` and ``apiserver_image`` name an image outright."""
+    (a mirror); ``etcd_image``, ``apiserver_image`` and ``controller_manager_image`` name an
+    image outright."""
 
     registry: str = KUBE_REGISTRY
     kube_version: str = KUBE_VERSION
@@ -231,7 +233,7 @@ def etcd_pki_from_secret(secret: Obj | None) -> EtcdPKI | None:
             x509.load_pem_x509_certificate(values[name])
         for name in ("ca_key", "server_key", "client_key"):
             signing_key(values[name])
-    except (KeyError, TypeError, ValueError, binascii.Error):
+    except (KeyError, TypeError, ValueError, binascii.Error, UnsupportedAlgorithm):  # a curve it cannot load
         return None
     return EtcdPKI(**values)
 

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import yaml
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
@@ -275,7 +276,7 @@ def pki_from_secret(secret: Obj | None) -> ApiserverPKI | None:
             x509.load_pem_x509_certificate(values[attribute])
         for attribute in ("ca_key", "serving_key", "admin_key", "sa_key"):
             signing_key(values[attribute])
-    except (KeyError, TypeError, ValueError, binascii.Error):
+    except (KeyError, TypeError, ValueError, binascii.Error, UnsupportedAlgorithm):  # a curve it cannot load
         return None
     return ApiserverPKI(**values)
 

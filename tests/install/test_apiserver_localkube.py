@@ -30,6 +30,7 @@ from karmada.install.apiserver_localkube import (
     reissue_serving,
     subject_alt_names,
 )
+from tests.install.keys import UNSUPPORTED_CURVE_KEY
 from tests.servers import Kubectl
 
 Obj = dict[str, Any]
@@ -143,8 +144,8 @@ def test_a_secret_missing_a_key_gives_none(pki: ApiserverPKI, key: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [base64.b64encode(b"not pem").decode(), "%%% not base64 %%%"],
-    ids=["not-pem", "not-base64"],
+    [base64.b64encode(b"not pem").decode(), "%%% not base64 %%%", base64.b64encode(UNSUPPORTED_CURVE_KEY).decode()],
+    ids=["not-pem", "not-base64", "unsupported-curve"],
 )
 def test_a_secret_with_a_broken_value_gives_none(pki: ApiserverPKI, value: str) -> None:
     for key in ("ca.crt", "sa.key"):
