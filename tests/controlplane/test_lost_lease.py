@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,18 @@ def _holder(env: PullMode) -> str:
 
 def _writes(server: ServerThread, user: str) -> int:
     return parse_user_writes(server.run_sync(server.server.metrics.render)).get(user, 0)
+
+
+def _settled_writes(server: ServerThread, user: str) -> int:
+    """The user's write count once it held still for a second (the user is frozen)."""
+    last = _writes(server, user)
+    for _ in range(30):
+        time.sleep(1.0)
+        now = _writes(server, user)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError(f"{user} kept writing while frozen")
 
 
 def _works(env: PullMode, prefix: str) -> int:
@@ -77,7 +90,9 @@ def test_a_thawed_leader_writes_nothing_after_the_standby_took_its_lease(
 
         first.signal(signal.SIGSTOP)  # frozen mid-propagation, its queues full
         wait_for(lambda: _holder(env) not in ("", leader), timeout=60, what="the standby to take the Lease")
-        frozen_at = _writes(localkube, "controlplane-first")  # nothing of it can land from here on
+        # nothing of it can land from here on, once the requests it sent before it froze (and the
+        # server had not answered yet, on a loaded machine) are answered: its count stops moving
+        frozen_at = _settled_writes(localkube, "controlplane-first")
         # more work while it is frozen: its caches hear of it when it thaws
         env.admin("apply", "-f", "-", stdin=_deployments("after"), timeout=120)
         first.signal(signal.SIGCONT)
