@@ -517,11 +517,11 @@ def controller_manager_deployment(options: KubeOptions) -> Obj:
     return _deployment(CONTROLLER_MANAGER, labels, options.apiserver_replicas, pod)
 
 
-def host_objects(options: KubeOptions) -> list[Obj]:
+def host_objects(options: KubeOptions, port: int = localkube.CONTAINER_PORT) -> list[Obj]:
     """The workloads of the layout, in the order to apply them (without the Secrets)."""
     return [
         etcd_service(options),
         etcd_statefulset(options),
-        apiserver_deployment(options),
+        apiserver_deployment(options, port),
         controller_manager_deployment(options),
     ]

@@ -47,6 +47,7 @@ STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
 SERVICES = Resource("", "v1", "services", "Service", True)
 PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True)
 NAMESPACE = apiserver.NAMESPACE
+ADMIN_CONFIG_SECRET = "karmada-admin-config"  # the admin kubeconfig, for who installs with the Helm chart
 PKI_HASH_ANNOTATION = "karmada.io/pki-hash"  # changes roll the API server's pod onto new certificates
 _CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
@@ -98,13 +99,18 @@ def apiserver_workloads(options: DedicatedOptions) -> list[Obj]:
     service = apiserver.service(options.apiserver)
     if options.kube is None:
         return [service, apiserver.statefulset(options.apiserver)]
-    kube = options.kube
+    return [service, *apiserver_kube.host_objects(options.kube, options.apiserver.port)]
+
+
+def secret_names(kube: bool) -> list[str]:
+    """Every Secret init keeps in the host for a layout (what :func:`_credentials` writes)."""
+    users = [*hosted_components.COMPONENTS, *([apiserver_kube.CONTROLLER_MANAGER] if kube else [])]
     return [
-        service,
-        apiserver_kube.etcd_service(kube),
-        apiserver_kube.etcd_statefulset(kube),
-        apiserver_kube.apiserver_deployment(kube, options.apiserver.port),
-        apiserver_kube.controller_manager_deployment(kube),
+        apiserver.SECRET_NAME,
+        ADMIN_CONFIG_SECRET,
+        *([apiserver_kube.ETCD_SECRET] if kube else []),
+        webhook.SECRET_NAME,
+        *(hosted_components.config_secret_name(user) for user in users),
     ]
 
 
@@ -211,7 +217,6 @@ async def _answering(client: KubeClient) -> bool:
 # ---- the Secrets: every certificate and kubeconfig, kept across runs
 
 
-ADMIN_CONFIG_SECRET = "karmada-admin-config"  # the admin kubeconfig, for who installs with the Helm chart
 Only = Literal["certs", "api"]
 
 
@@ -459,10 +464,9 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
     for obj in reversed(component_workloads(DedicatedOptions())):
         if await delete_object(host, mapper, obj):
             say(f"{describe(obj)} deleted")
-    components = (*hosted_components.COMPONENTS, apiserver_kube.CONTROLLER_MANAGER)
+    kept = (apiserver.SECRET_NAME, apiserver_kube.ETCD_SECRET)  # the CAs: with the data, unless purge_data
     made = [(DEPLOYMENTS, apiserver_kube.CONTROLLER_MANAGER)]
-    made += [(SECRETS, hosted_components.config_secret_name(c)) for c in components] + [(SECRETS, webhook.SECRET_NAME)]
-    made += [(SECRETS, ADMIN_CONFIG_SECRET)]
+    made += [(SECRETS, name) for name in secret_names(kube=True) if name not in kept]
     made += [(DEPLOYMENTS, apiserver.NAME), (STATEFULSETS, apiserver.NAME), (SERVICES, apiserver.NAME)]
     made += [(STATEFULSETS, apiserver_kube.ETCD), (SERVICES, apiserver_kube.ETCD)]
     for resource, name in made:
@@ -479,7 +483,7 @@ async def uninstall(host: KubeClient, say: Say, *, purge_data: bool, timeout: fl
         for claim in claims:
             if await delete_if_present(host, PVCS, claim["metadata"]["name"], NAMESPACE):
                 say(f"persistentvolumeclaim/{claim['metadata']['name']} -n {NAMESPACE} deleted")
-    for name in (apiserver.SECRET_NAME, apiserver_kube.ETCD_SECRET):
+    for name in kept:
         if await delete_if_present(host, SECRETS, name, NAMESPACE):
             say(f"secret/{name} -n {NAMESPACE} deleted")
     namespace = await host.get_or_none(NAMESPACES, NAMESPACE)

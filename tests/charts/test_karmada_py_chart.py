@@ -14,7 +14,7 @@ import yaml
 from karmada.images import IMAGE, KUBE_VERSION
 from karmada.install.apiserver_kube import KubeOptions
 from karmada.install.apiserver_localkube import ApiserverOptions
-from karmada.install.dedicated import DedicatedOptions, host_objects
+from karmada.install.dedicated import DedicatedOptions, host_objects, secret_names
 from karmada.version import __version__
 from kubectl_karmada.cli import build_parser
 from tests.charts.chart import CHART, HOOK_KINDS, render
@@ -137,19 +137,6 @@ def test_the_hooks_run_init_steps_with_the_values_flags(sets: tuple[str, ...], f
         assert args.only == step and args.apiserver == ("kube" if "--apiserver=kube" in flags else "localkube")
 
 
-def manifestgen_secrets() -> list[str]:
-    """Every Secret init keeps in the host (the kube layout's, which has them all)."""
-    return [
-        "karmada-cert",
-        "karmada-admin-config",
-        "etcd-cert",
-        "karmada-webhook-cert",
-        "karmada-controlplane-config",
-        "karmada-webhook-config",
-        "kube-controller-manager-config",
-    ]
-
-
 def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None:
     objects = {_key(o): o for o in rendered() if o["kind"] in HOOK_KINDS}
     role = objects[("Role", "karmada-init")]
@@ -162,7 +149,7 @@ def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None
     }
     (named,) = [r for r in role["rules"] if r.get("resourceNames")]
     assert named["verbs"] == ["get", "patch", "update"]
-    assert set(named["resourceNames"]) == set(manifestgen_secrets())
+    assert set(named["resourceNames"]) == set(secret_names(kube=True))
     assert objects[("ClusterRole", "karmada-py-init")]["rules"] == [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}
     ]

@@ -25,6 +25,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from karmada.install.dedicated import secret_names
 from localkube.simulation import SimulationConfig
 from tests.kubelet import APISERVER_SERVICE, HostKubelet, free_node_port
 from tests.programs import BIN_DIR, Background, free_port, kubectl, program_env
@@ -281,6 +282,9 @@ def test_init_kube_deploys_etcd_kube_apiserver_and_a_controller_manager(host: Se
     (container,) = manager["spec"]["template"]["spec"]["containers"]
     (controllers,) = [a.split("=", 1)[1].split(",") for a in container["command"] if a.startswith("--controllers=")]
     assert "garbagecollector" in controllers and "deployment" not in controllers and "replicaset" not in controllers
+
+    stored = json.loads(host_kubectl("get", "secrets", "-n", "karmada-system", "-o", "json").stdout)["items"]
+    assert sorted(s["metadata"]["name"] for s in stored) == sorted(secret_names(kube=True))
 
     # the controller manager's identity: kube's own user, signed by the API server's CA
     ca = x509.load_pem_x509_certificate(_secret_file(host_kubectl, "karmada-cert", "ca.crt"))
