@@ -93,6 +93,8 @@ class SimulationConfig:
     workloads: bool = False
     # seconds a deleted Pod's containers take to exit; None: all of its grace period
     shutdown_seconds: float | None = None
+    # seconds between two lines a running container writes to its log (localkube.pod_logs)
+    log_interval: float = 5.0
 
     @property
     def enabled(self) -> bool:
