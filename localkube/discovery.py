@@ -33,6 +33,10 @@ _SUBRESOURCE_VERBS = {
     "binding": ["create"],
     "eviction": ["create"],
     "ephemeralcontainers": ["get", "patch", "update"],
+    "attach": ["create", "get"],
+    "exec": ["create", "get"],
+    "portforward": ["create", "get"],
+    "log": ["get"],
 }
 # subresources whose objects are of another kind (kube-apiserver's discovery says which)
 _SUBRESOURCE_KINDS = {
@@ -40,6 +44,9 @@ _SUBRESOURCE_KINDS = {
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
     "binding": ("", "v1", "Binding"),
     "eviction": ("policy", "v1", "Eviction"),  # kubectl drain evicts only when discovery says so
+    "attach": ("", "v1", "PodAttachOptions"),
+    "exec": ("", "v1", "PodExecOptions"),
+    "portforward": ("", "v1", "PodPortForwardOptions"),
 }
 
 

@@ -125,7 +125,16 @@ BUILTIN: tuple[ResourceType, ...] = (
         short_names=("po",),
         categories=("all",),
         status=True,
-        extra_subresources=("binding", "eviction", "ephemeralcontainers", "proxy"),
+        extra_subresources=(
+            "attach",
+            "binding",
+            "eviction",
+            "ephemeralcontainers",
+            "exec",
+            "log",
+            "portforward",
+            "proxy",
+        ),
         delete_returns_object=True,
     ),
     _rt(

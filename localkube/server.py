@@ -84,6 +84,13 @@ LIST_SLICE = 50  # objects a LIST builds or encodes before letting other request
 SLOW_REQUEST = 1.0  # seconds: a request answered later than this is logged (kube-apiserver traces at 0.5 to 1 s)
 T = TypeVar("T")
 JSON = "application/json"
+# the Pod subresources localkube serves as the kubelet would, and their options' kinds
+POD_STREAMS = {
+    "log": "PodLogOptions",
+    "exec": "PodExecOptions",
+    "attach": "PodAttachOptions",
+    "portforward": "PodPortForwardOptions",
+}
 BODY_TYPES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 
 
@@ -523,6 +530,8 @@ class LocalKube:
         if info.subresource == "proxy":
             await self._admit_connect(request, rt, info, identity)
             return await proxy.serve(self._proxy_target(), request, info)
+        if rt.kind == "Pod" and not rt.group and info.subresource in POD_STREAMS:
+            return await self._pod_stream(request, rt, info, identity)
         context = Context(identity.user, identity.groups, identity.uid, identity.extra, self.allocator.allocate)
         options = write_options(request)
         method = request.method
@@ -645,10 +654,18 @@ class LocalKube:
         )
 
     async def _admit_connect(
-        self, request: web.Request, rt: ResourceType, info: RequestInfo, identity: Identity
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        info: RequestInfo,
+        identity: Identity,
+        options_object: Obj | None = None,
     ) -> None:
-        """CONNECT admission of a proxy request: its ``<Kind>ProxyOptions`` is the object."""
-        _, _, rest = request.path.partition(f"/{info.name}/proxy")
+        """CONNECT admission of a proxy, exec, attach or portforward request: its options
+        (``<Kind>ProxyOptions``, ``PodExecOptions``...) are the object."""
+        if options_object is None:
+            _, _, rest = request.path.partition(f"/{info.name}/proxy")
+            options_object = {"kind": f"{rt.kind}ProxyOptions", "apiVersion": "v1", "path": rest or "/"}
         attributes = webhooks.Attributes(
             operation="CONNECT",
             rt=rt,
@@ -658,10 +675,40 @@ class LocalKube:
             user_info=identity.to_user_info(),
             dry_run=False,
             options=None,
-            object_kind={"group": "", "version": "v1", "kind": f"{rt.kind}ProxyOptions"},
+            object_kind={"group": "", "version": "v1", "kind": options_object["kind"]},
         )
-        options_object = {"kind": f"{rt.kind}ProxyOptions", "apiVersion": "v1", "path": rest or "/"}
         await self.webhooks.admit_object(attributes, options_object, [])
+
+    async def _pod_stream(
+        self, request: web.Request, rt: ResourceType, info: RequestInfo, identity: Identity
+    ) -> web.StreamResponse:
+        """``pods/log``, ``pods/exec``, ``pods/attach`` and ``pods/portforward``: localkube
+        is the kubelet of its simulated nodes and answers them itself."""
+        from localkube import pod_connect, pod_exec, pod_logs, pod_portforward
+
+        store = self.api.store
+        if info.subresource == "log":
+            if request.method not in ("GET", "HEAD"):
+                raise method_not_allowed()
+            interval = self.config.simulation.log_interval
+            return await pod_logs.serve(store, request, info.namespace, info.name, interval)
+        if request.method not in ("GET", "POST"):
+            raise method_not_allowed()
+        kind = POD_STREAMS[info.subresource]
+        try:
+            options = pod_connect.connect_options(kind, request.query)
+            if info.subresource == "portforward":
+                pod = pod_portforward.check(store, info.namespace, info.name)
+                await self._admit_connect(request, rt, info, identity, options)
+                return await pod_portforward.serve(store, request, pod)
+            found = pod_exec.check(store, info.namespace, info.name, request.query, info.subresource)
+            await self._admit_connect(request, rt, info, identity, options)
+            if info.subresource == "exec":
+                return await pod_exec.serve_exec(store, request, found)
+            interval = self.config.simulation.log_interval
+            return await pod_exec.serve_attach(store, request, found, interval)
+        except pod_connect.KubeletError as error:
+            return error.response()
 
     async def _admitted(self, request: web.Request, attributes: webhooks.Attributes, write: Any) -> web.Response:
         """Run a write with the admission webhooks; their warnings reach the client either way."""
