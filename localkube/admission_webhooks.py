@@ -59,7 +59,8 @@ controller's deletes of a terminating namespace's content
 (:mod:`localkube.namespace_deletion`); ``matchConditions``
 (CEL) are refused when a configuration is written
 (:mod:`localkube.admission_webhooks_validation`); CONNECT is admitted for the
-``proxy`` subresources (kind ``<Kind>ProxyOptions``, the options as the object);
+``proxy`` subresources (kind ``<Kind>ProxyOptions``, the options as the object) and
+``pods/exec``, ``pods/attach``, ``pods/portforward`` (``PodExecOptions``...);
 ``pods/eviction`` and ``pods/binding`` are a CREATE of their Eviction or Binding;
 the review APIs call no webhooks. A ``scale`` write sends the ``autoscaling/v1`` Scale (kind
 and requestKind Scale, the resource's own group/version/resource), and a

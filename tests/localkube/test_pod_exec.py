@@ -37,7 +37,10 @@ def web(kubectl: Kubectl) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def multi(kubectl: Kubectl) -> dict[str, Any]:
-    containers: list[dict[str, Any]] = [{"name": "a", "image": "busybox", "stdin": True}, {"name": "b", "image": "alpine"}]
+    containers: list[dict[str, Any]] = [
+        {"name": "a", "image": "busybox", "stdin": True},
+        {"name": "b", "image": "alpine"},
+    ]
     return run_pod(kubectl, pod("multi", containers))
 
 
@@ -237,7 +240,7 @@ async def _shell(argv: list[str], stdin: list[str] | None = None) -> tuple[str, 
             ["bash", "-c", "cat /etc/hostname /x; echo $?"],
             None,
             ("host\n1\n", "cat: /x: No such file or directory\n", 0),
-        ),  # noqa: E501
+        ),
         (["sleep", "0"], None, ("", "", 0)),
         (["sh", "-c", "exit"], None, ("", "", 0)),
     ],
