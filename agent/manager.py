@@ -1,6 +1,6 @@
 """Wiring of the agent: two API clients (its member cluster, and the control
 plane with its own certificate), then, while elected, the cluster-status
-controller and certificate rotation.
+controller, certificate rotation and the cluster-proxy tunnel.
 
 Start-up waits, with backoff, until the control plane answers and has this
 cluster's Cluster object; an outage later is survived by every loop on its
@@ -33,6 +33,7 @@ from agent.cert_rotation import CertificateRotator
 from agent.cluster_spec import NotRegistered, ensure_cluster
 from agent.credentials import ControlPlaneCredentials
 from agent.options import Options
+from agent.proxy_tunnel import ProxyTunnel
 from karmada.api.names import execution_space
 from karmada.kube import Informer, KubeClient, KubeError, LeaderElector
 from karmada.kube.fence import WriteFence
@@ -191,6 +192,15 @@ class Agent:
                     )
                     await execution.start()
                 self.synced = True
+            if self.options.cluster_proxy_server:
+                tunnel = ProxyTunnel(
+                    self.options.cluster_proxy_server,
+                    name,
+                    self.options.karmada_kubeconfig_namespace,
+                    self.member,
+                    self.credentials.config,
+                )
+                supervisor.start("cluster-proxy-tunnel", tunnel.run)
             if "certRotation" in self.options.controllers:
                 rotator = CertificateRotator(
                     self.control_plane,

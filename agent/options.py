@@ -28,6 +28,7 @@ class Options:
     cluster_zones: list[str] = field(default_factory=list)
     cluster_namespace: str = "karmada-cluster"
     proxy_server_address: str = ""
+    cluster_proxy_server: str = ""
     controllers: tuple[str, ...] = ALL_CONTROLLERS
     cluster_status_update_frequency: float = 10.0
     cluster_lease_duration: float = 40.0
@@ -72,6 +73,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-zones", type=comma_list, default=[], metavar="ZONES", help="zones to record (a,b)")
     parser.add_argument("--cluster-namespace", default="karmada-cluster", metavar="NAMESPACE", help="Lease namespace")
     parser.add_argument("--proxy-server-address", default="", metavar="URL", help="proxy to record on the Cluster")
+    parser.add_argument(
+        "--cluster-proxy-server",
+        default="",
+        metavar="URL",
+        help="the control plane's cluster proxy (https://host:port) to keep a tunnel to, so `kubectl karmada "
+        "logs/exec` and clusters/NAME/proxy reach this member from outside (empty: no tunnel)",
+    )
     parser.add_argument(
         "--controllers",
         type=controllers(ALL_CONTROLLERS),

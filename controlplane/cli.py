@@ -43,7 +43,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 
+    if options.cluster_proxy_bind_address:
+        from controlplane.cluster_proxy import check_tls_files
+
+        problem = check_tls_files(options)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+
     async def run(stop: asyncio.Event) -> int:
+        from controlplane.cluster_proxy import serve_cluster_proxy
         from controlplane.manager import ControlPlane
         from karmada.health_server import Health, serve
         from karmada.metrics import serve as serve_metrics
@@ -56,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
             async with (
                 serve(health, options.health_probe_bind_address, "karmada-controlplane"),
                 serve_metrics(options.metrics_bind_address, "karmada-controlplane"),
+                serve_cluster_proxy(
+                    client,
+                    options.cluster_proxy_bind_address,
+                    options.cluster_proxy_tls_cert_file,
+                    options.cluster_proxy_tls_private_key_file,
+                    options.cluster_proxy_client_ca_file,
+                    options.cluster_proxy_response_timeout,
+                ),
             ):
                 await controlplane.run(stop)
         return 0

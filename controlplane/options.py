@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import dataclass, field
 
 from karmada.durations import parse_duration
 from karmada.flagtypes import boolean, comma_list, controllers, duration, options_from
+from karmada.health_server import parse_bind_address
 from karmada.metrics import add_serving_flags
 
 ALL_CONTROLLERS = (
@@ -72,6 +74,12 @@ class Options:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     health_probe_bind_address: str = ":10357"
     metrics_bind_address: str = ":8080"
+    # the cluster proxy (clusters/NAME/proxy and the agents' tunnels); empty: not served
+    cluster_proxy_bind_address: str = ""
+    cluster_proxy_tls_cert_file: str = ""
+    cluster_proxy_tls_private_key_file: str = ""
+    cluster_proxy_client_ca_file: str = ""
+    cluster_proxy_response_timeout: float = 30.0
     verbosity: int = 2
 
     def feature_enabled(self, gate: str) -> bool:
@@ -219,6 +227,33 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="key=value pairs of feature gates, e.g. PropagationPolicyPreemption=true",
     )
     add_serving_flags(parser)
+    proxy = parser.add_argument_group(
+        "cluster proxy",
+        "serve /apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy/... over HTTPS, and the tunnels agents "
+        "dial to carry it to members behind NAT",
+    )
+    proxy.add_argument(
+        "--cluster-proxy-bind-address",
+        type=_proxy_address,
+        default="",
+        metavar="ADDRESS",
+        help="host:port or :port to serve the cluster proxy on (empty: not served)",
+    )
+    proxy.add_argument("--cluster-proxy-tls-cert-file", default="", metavar="FILE", help="its serving certificate")
+    proxy.add_argument("--cluster-proxy-tls-private-key-file", default="", metavar="FILE", help="its serving key")
+    proxy.add_argument(
+        "--cluster-proxy-client-ca-file",
+        default="",
+        metavar="FILE",
+        help="the CA of the Karmada API server's client certificates (users' and agents')",
+    )
+    proxy.add_argument(
+        "--cluster-proxy-response-timeout",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="how long a member has to start answering a proxied request (30s)",
+    )
     parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 
@@ -248,5 +283,29 @@ def _eviction_rate(text: str) -> float:
     return rate
 
 
+def _proxy_address(text: str) -> str:
+    if not text:
+        return text
+    try:
+        parse_bind_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid address {text!r}: want host:port or :port") from None
+    return text
+
+
 def from_args(args: argparse.Namespace) -> Options:
-    return options_from(Options, args)
+    options = options_from(Options, args)
+    if options.cluster_proxy_bind_address:
+        missing = [
+            flag
+            for flag, value in (
+                ("--cluster-proxy-tls-cert-file", options.cluster_proxy_tls_cert_file),
+                ("--cluster-proxy-tls-private-key-file", options.cluster_proxy_tls_private_key_file),
+                ("--cluster-proxy-client-ca-file", options.cluster_proxy_client_ca_file),
+            )
+            if not value
+        ]
+        if missing:
+            print(f"error: --cluster-proxy-bind-address needs {', '.join(missing)}", file=sys.stderr)
+            raise SystemExit(2)
+    return options

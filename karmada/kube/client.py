@@ -24,12 +24,14 @@ import io
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
+from multidict import CIMultiDict
+from yarl import URL
 
 from karmada import metrics
 from karmada.kube.auth import Authenticator, CredentialError
@@ -42,6 +44,7 @@ log = logging.getLogger("karmada.kube")
 
 Obj = dict[str, Any]
 JSON = "application/json"
+Headers = list[tuple[str, str]]  # a proxied request's, in order, names repeating
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
@@ -481,6 +484,54 @@ class KubeClient:
         ):
             raise KubeError(0, INVALID_RESPONSE, f"list {path}: the answer is not a list")
         return page
+
+    async def passthrough(
+        self, method: str, path_qs: str, headers: Headers, body: bytes | None
+    ) -> aiohttp.ClientResponse:
+        """Send a request as a proxy does (the cluster proxy's): the path, query and headers as
+        given, this client's credentials; the raw answer, not decoded or decompressed, for the
+        caller to stream and release. No total timeout: a ``watch`` or ``logs -f`` lasts."""
+        session = await self._ensure(watch=True)
+        sent: CIMultiDict[str] = CIMultiDict(headers)
+        token = self._auth.issued.token
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        try:
+            return await session.request(
+                method,
+                URL(self.config.server + path_qs, encoded=True),
+                data=None if body is None else io.BytesIO(body),
+                headers=sent,
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout),
+                auto_decompress=False,
+                allow_redirects=False,
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeError(0, CONNECTION_ERROR, f"{method} {path_qs.partition('?')[0]}: {exc!s}") from exc
+
+    async def passthrough_websocket(
+        self, path_qs: str, headers: Headers, protocols: Sequence[str]
+    ) -> aiohttp.ClientWebSocketResponse:
+        """Open a WebSocket as a proxy does (``exec``, ``attach``, ``port-forward``); a refused
+        upgrade raises :class:`KubeError` with the server's status."""
+        session = await self._ensure(watch=True)
+        sent: CIMultiDict[str] = CIMultiDict(headers)
+        token = self._auth.issued.token
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        try:
+            return await session.ws_connect(
+                URL(self.config.server + path_qs, encoded=True),
+                protocols=protocols,
+                headers=sent,
+                timeout=aiohttp.ClientWSTimeout(ws_close=5.0),
+                max_msg_size=0,
+                autoping=True,
+            )
+        except aiohttp.WSServerHandshakeError as exc:
+            raise KubeError(exc.status, "UpgradeFailed", exc.message) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeError(0, CONNECTION_ERROR, f"GET {path_qs.partition('?')[0]}: {exc!s}") from exc
 
     async def watch(
         self,

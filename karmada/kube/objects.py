@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from karmada.kube.client import KubeClient, KubeError
+from karmada.kube.client import KubeClient, KubeError, Request
 from karmada.kube.resources import Resource, ResourceMapper
 
 Obj = dict[str, Any]
@@ -78,3 +78,15 @@ async def wait_gone(client: KubeClient, mapper: ResourceMapper, obj: Obj, timeou
         return await client.get_or_none(resource, name, namespace) is None
 
     await wait_until(gone, timeout, what=f"{resource.plural}/{name} to be deleted")
+
+
+async def service_account_token(client: KubeClient, namespace: str, account: str, seconds: int) -> str:
+    """A token of ``namespace/account`` from the TokenRequest API, valid ``seconds``."""
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": seconds},
+    }
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
+    answer = await client.execute(Request("POST", path, {}, request))
+    return str(answer["status"]["token"])

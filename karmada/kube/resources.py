@@ -46,6 +46,7 @@ CLUSTER_ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "clusterrole
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True)
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", True)
+TOKEN_REVIEWS = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", False)
 SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False)
 CLUSTERS = Resource("cluster.karmada.io", "v1alpha1", "clusters", "Cluster", False)
 RESOURCE_INTERPRETER_CUSTOMIZATIONS = Resource(

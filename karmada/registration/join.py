@@ -34,8 +34,7 @@ from typing import Any
 from karmada.api.keys import NAMESPACE_KARMADA_CLUSTER, SYSTEM_LABEL, SYSTEM_LABEL_VALUE
 from karmada.api.names import validate_cluster_name
 from karmada.kube import ClusterConfig, KubeClient, KubeError
-from karmada.kube.client import Request
-from karmada.kube.objects import delete_if_present, wait_until
+from karmada.kube.objects import delete_if_present, service_account_token, wait_until
 from karmada.kube.resources import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
@@ -197,17 +196,6 @@ async def reachable(member: KubeClient) -> str:
         raise JoinError(f"cannot reach the member cluster at {member.config.server}: {exc.message}") from None
 
 
-async def _token(member: KubeClient, namespace: str, account: str) -> str:
-    request = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": TOKEN_SECONDS},
-    }
-    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
-    answer = await member.execute(Request("POST", path, {}, request))
-    return str(answer["status"]["token"])
-
-
 async def join(
     control_plane: KubeClient,
     member: KubeClient,
@@ -233,8 +221,8 @@ async def join(
     for obj in in_member:
         await _ensure(member, obj)
         say(f"[member] {obj['kind'].lower()}/{obj['metadata']['name']} created")
-    token = await _token(member, options.cluster_namespace, service_account_name(name))
-    impersonator = await _token(member, options.cluster_namespace, IMPERSONATOR_ACCOUNT)
+    token = await service_account_token(member, options.cluster_namespace, service_account_name(name), TOKEN_SECONDS)
+    impersonator = await service_account_token(member, options.cluster_namespace, IMPERSONATOR_ACCOUNT, TOKEN_SECONDS)
     ca = None if member_config.insecure else member_config.ca_pem
     planned = control_plane_objects(options, member_config.server, ca, token, impersonator, cluster_id)
     created = [await _ensure(control_plane, obj) for obj in planned]

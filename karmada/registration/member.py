@@ -15,6 +15,12 @@ from karmada.images import AGENT_IMAGE
 Obj = dict[str, Any]
 AGENT_NAME = "karmada-agent"
 AGENT_SERVICE_ACCOUNT = "karmada-agent-sa"
+# who the agent is when it sends cluster-proxy requests: it may only impersonate the caller
+PROXY_IMPERSONATOR = "karmada-agent-impersonator"
+IMPERSONATION_RULES = [
+    {"apiGroups": [""], "resources": ["users", "groups", "serviceaccounts"], "verbs": ["impersonate"]},
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/*", "uids"], "verbs": ["impersonate"]},
+]
 KUBECONFIG_SECRET = "karmada-kubeconfig"
 KUBECONFIG_MOUNT = "/etc/kubeconfig"
 HEALTH_PORT = 10357  # Karmada's --health-probe-bind-address default
@@ -37,6 +43,7 @@ class AgentSettings:
     replicas: int = 1
     proxy_server_address: str = ""
     cert_rotation: bool = True
+    cluster_proxy_server: str = ""  # the control plane's cluster proxy the agent tunnels to
 
     def command(self, kubeconfig_path: str = f"{KUBECONFIG_MOUNT}/{KUBECONFIG_SECRET}") -> list[str]:
         """The agent's command line, as the Deployment runs it."""
@@ -56,6 +63,8 @@ class AgentSettings:
         args.append("--controllers=*" + (",certRotation" if self.cert_rotation else ",-certRotation"))
         if self.proxy_server_address:
             args.append(f"--proxy-server-address={self.proxy_server_address}")
+        if self.cluster_proxy_server:
+            args.append(f"--cluster-proxy-server={self.cluster_proxy_server}")
         args += [
             f"--cluster-namespace={self.cluster_namespace}",
             "--cluster-status-update-frequency=10s",
@@ -107,6 +116,20 @@ def member_objects(settings: AgentSettings, agent_kubeconfig: Obj) -> list[Obj]:
             "metadata": _meta(AGENT_NAME),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": AGENT_NAME},
             "subjects": [{"kind": "ServiceAccount", "name": AGENT_SERVICE_ACCOUNT, "namespace": ns}],
+        },
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(PROXY_IMPERSONATOR, ns)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(PROXY_IMPERSONATOR),
+            "rules": [dict(rule) for rule in IMPERSONATION_RULES],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(PROXY_IMPERSONATOR),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": PROXY_IMPERSONATOR},
+            "subjects": [{"kind": "ServiceAccount", "name": PROXY_IMPERSONATOR, "namespace": ns}],
         },
         {
             "apiVersion": "apps/v1",

@@ -51,6 +51,7 @@ from typing import Any
 
 import yaml
 
+from karmada.clusterproxy.endpoint import Endpoint, publish, write_serving_pair
 from karmada.install import InitOptions, init
 from karmada.install.webhook import load_or_create
 from karmada.kube import KubeClient, from_kubeconfig
@@ -71,6 +72,7 @@ STATE_FILE = "sandbox.json"
 PORTS_FILE = "ports.json"
 CONTROL_PLANE = "karmada-apiserver"
 WEBHOOK = "karmada-webhook"
+CLUSTER_PROXY = "karmada-cluster-proxy"
 READY_MARKER = "localkube serving on "
 FLEET_READY_MARKER = "localkube fleet serving "
 REGISTER_CONCURRENCY = 8  # registrations in flight: each is a few requests and a CSR the control plane approves
@@ -332,7 +334,7 @@ async def up(options: SandboxOptions, say: Callable[[str], None]) -> Sandbox:
     _check_directory(directory)
     began = time.monotonic()
     programs = [CONTROLLER_MANAGER, WEBHOOK, *(g.agent for g in groups if g.agent)]
-    names = [CONTROL_PLANE, *options.members, WEBHOOK, *(metrics_port_name(p) for p in programs)]
+    names = [CONTROL_PLANE, *options.members, WEBHOOK, CLUSTER_PROXY, *(metrics_port_name(p) for p in programs)]
     # every agent process its own probe port: register's Deployment says :10357, one per host
     names += [probe_port_name(g.agent) for g in groups if g.agent]
     ports = choose_ports(names, _remembered_ports(directory), say)
@@ -395,12 +397,15 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         say("karmada: CRDs, namespaces and bootstrap RBAC installed")
         if options.webhook:
             say(f"karmada: webhook configurations point at {init_options.webhook_url}")
+        proxy_flags, proxy_endpoint = _cluster_proxy(sandbox)
+        await publish(client, proxy_endpoint)
         controlplane = start(
             "karmada-controlplane",
             [
                 *python_module("controlplane"),
                 f"--kubeconfig={control_plane_kubeconfig}",
                 _metrics_flag(sandbox, CONTROLLER_MANAGER, say),
+                *proxy_flags,
                 *options.controlplane_args,
             ],
             directory / "logs" / "karmada-controlplane.log",
@@ -408,6 +413,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         )
         sandbox.processes.append(controlplane)
         sandbox.save()
+        say(f"karmada: cluster proxy on {proxy_endpoint.server} (kubectl karmada logs/exec, proxy-config)")
         progress = _Progress(len(sandbox.members), say)
         gate = asyncio.Semaphore(max(1, options.register_concurrency))
 
@@ -418,7 +424,9 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
                     await _join_push(client, name, kubeconfigs[name])
                     progress.done(name, f"{name}: joined in push mode (no agent)")
                     return None
-                registered = await _register(client, config.server, name, kubeconfigs[name], sandbox.directory)
+                registered = await _register(
+                    client, config.server, name, kubeconfigs[name], sandbox.directory, proxy_endpoint.server
+                )
                 if options.members_per_process > 1:
                     progress.done(name, f"{name}: registered (token, CSR approved)")
                 return registered
@@ -491,14 +499,32 @@ async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str]
     return InitOptions(webhook_url=url, webhook_cert_dir=cert_dir)
 
 
+def _cluster_proxy(sandbox: Sandbox) -> tuple[list[str], Endpoint]:
+    """The control plane's cluster-proxy flags on loopback: a serving certificate from the
+    Karmada API server's CA (which agents and kubeconfigs already trust) and its client CA."""
+    ca_dir = sandbox.directory / CONTROL_PLANE
+    ca_cert, ca_key = (ca_dir / "ca.crt").read_bytes(), (ca_dir / "ca.key").read_bytes()
+    cert, key = write_serving_pair(ca_cert, ca_key, ["127.0.0.1", "localhost"], sandbox.directory / CLUSTER_PROXY)
+    port = sandbox.ports[CLUSTER_PROXY]
+    flags = [
+        f"--cluster-proxy-bind-address=127.0.0.1:{port}",
+        f"--cluster-proxy-tls-cert-file={cert}",
+        f"--cluster-proxy-tls-private-key-file={key}",
+        f"--cluster-proxy-client-ca-file={ca_dir / 'ca.crt'}",
+    ]
+    return flags, Endpoint(f"https://127.0.0.1:{port}", ca_cert)
+
+
 async def _register(
-    control_plane: KubeClient, server: str, name: str, member_kubeconfig: Path, directory: Path
+    control_plane: KubeClient, server: str, name: str, member_kubeconfig: Path, directory: Path, proxy_server: str
 ) -> tuple[Path, list[str]]:
     """Token and register, the same flow a user runs by hand; the agent's credentials
     (written from the Secret register created) and the command line of its Deployment."""
     token: BootstrapToken = await create_token(control_plane, ttl_seconds=3600, description=f"sandbox: {name}")
     member_config = from_kubeconfig(member_kubeconfig)
-    settings = AgentSettings(cluster_name=name, cluster_api_endpoint=member_config.server)
+    settings = AgentSettings(
+        cluster_name=name, cluster_api_endpoint=member_config.server, cluster_proxy_server=proxy_server
+    )
     register_options = RegisterOptions(
         endpoint=server.removeprefix("https://"),
         token=token,

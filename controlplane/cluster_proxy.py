@@ -1,0 +1,131 @@
+"""The cluster proxy inside ``karmada-controlplane``: ``--cluster-proxy-bind-address``
+serves :class:`~karmada.clusterproxy.server.ClusterProxy` over HTTPS.
+
+It runs on every replica, not only the leader's: a tunnel is a long-lived
+connection, and tying it to the Lease would drop every member's tunnel at each
+leader change. It needs no lease because it writes nothing: it reads Clusters
+(one watch), the Secrets of Push members' impersonators, and asks the API
+server to review tokens and access. With more than one replica, each agent's
+tunnel lands on one of them; run one replica of the proxy's Service (or one
+control plane) so callers reach the replica holding the tunnel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+from controlplane.push_members import member_config
+from karmada.clusterproxy.server import ClusterProxy, ProxySettings, server_context
+from karmada.health_server import parse_bind_address
+from karmada.kube import Informer, KubeClient
+from karmada.kube.resources import CLUSTERS, SECRETS
+
+log = logging.getLogger("controlplane.cluster_proxy")
+Obj = dict[str, Any]
+
+
+class PushMembers:
+    """Clients of Push members with their impersonator token, one per Cluster and Secret version."""
+
+    def __init__(self, control_plane: KubeClient) -> None:
+        self.control_plane = control_plane
+        self._clients: dict[str, tuple[tuple[str, ...], KubeClient]] = {}
+
+    async def client(self, cluster: Obj) -> KubeClient:
+        spec = cluster.get("spec") or {}
+        name = cluster["metadata"]["name"]
+        refs = [spec.get("secretRef") or {}, spec.get("impersonatorSecretRef") or {}]
+        if not refs[1].get("name"):
+            raise ValueError(f"Push cluster {name} has no spec.impersonatorSecretRef: `kubectl karmada join` sets it")
+        if not refs[0].get("name"):
+            raise ValueError(f"Push cluster {name} has no spec.secretRef")
+        access, impersonator = [
+            await self.control_plane.get(SECRETS, ref["name"], ref.get("namespace") or "karmada-cluster")
+            for ref in refs
+        ]
+        # as Karmada: the member's CA from the cluster's Secret, the token of its impersonator; member_config
+        # checks each Secret belongs to this Cluster before a token leaves
+        config = member_config(cluster, access)
+        impersonating = member_config(cluster, impersonator)
+        config = dataclasses.replace(config, credentials=impersonating.credentials)
+        key = (
+            str(cluster["metadata"].get("uid")),
+            str(spec.get("apiEndpoint")),
+            str(access["metadata"].get("resourceVersion")),
+            str(impersonator["metadata"].get("resourceVersion")),
+        )
+        known = self._clients.get(name)
+        if known is not None and known[0] == key:
+            return known[1]
+        if known is not None:
+            await known[1].close()
+        client = KubeClient(config)
+        self._clients[name] = (key, client)
+        return client
+
+    async def close(self) -> None:
+        for _, client in self._clients.values():
+            await client.close()
+        self._clients.clear()
+
+
+def check_tls_files(options: Any) -> str | None:
+    """One line naming the flag and the file that cannot be used, or None."""
+    try:
+        server_context(
+            options.cluster_proxy_tls_cert_file,
+            options.cluster_proxy_tls_private_key_file,
+            options.cluster_proxy_client_ca_file,
+        )
+    except (OSError, ssl.SSLError) as exc:
+        for flag, path in (
+            ("--cluster-proxy-tls-cert-file", options.cluster_proxy_tls_cert_file),
+            ("--cluster-proxy-tls-private-key-file", options.cluster_proxy_tls_private_key_file),
+            ("--cluster-proxy-client-ca-file", options.cluster_proxy_client_ca_file),
+        ):
+            if not os.access(path, os.R_OK):
+                return f"{flag} {path}: cannot be read"
+        return f"the cluster proxy's TLS files cannot be used: {exc}"
+    return None
+
+
+@contextlib.asynccontextmanager
+async def serve_cluster_proxy(
+    client: KubeClient,
+    bind_address: str,
+    cert_file: str,
+    key_file: str,
+    client_ca_file: str,
+    response_timeout: float = 30.0,
+) -> AsyncIterator[ClusterProxy | None]:
+    """Serve the cluster proxy while the block runs (None when ``bind_address`` is empty or 0)."""
+    address = parse_bind_address(bind_address) if bind_address else None
+    if address is None:
+        yield None
+        return
+    ssl_context = server_context(cert_file, key_file, client_ca_file)
+    clusters = Informer(client, CLUSTERS)
+    clusters.start()
+    members = PushMembers(client)
+    proxy = ClusterProxy(client, clusters.get, members.client, ProxySettings(response_timeout=response_timeout))
+    runner = web.AppRunner(proxy.application(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    host, port = address
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    await site.start()
+    log.info("cluster proxy serving on %s", bind_address)
+    try:
+        yield proxy
+    finally:
+        await proxy.hub.close()
+        await runner.cleanup()
+        await clusters.stop()
+        await members.close()
