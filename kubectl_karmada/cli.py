@@ -21,6 +21,7 @@ from kubectl_karmada.commands import (
     join,
     local,
     promote,
+    proxy,
     register,
     taint,
     token,
@@ -46,6 +47,7 @@ COMMAND_GROUPS = (
     join,
     top,
     promote,
+    proxy,
     completion,
 )
 

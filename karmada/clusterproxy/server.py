@@ -155,7 +155,8 @@ class ClusterProxy:
         body = None if websocket else await request.read()
         sent = wire.request_headers(request.method, path_qs, name, headers, caller, websocket)
         try:
-            stream = await link.open(sent, end_stream=not body)
+            # a WebSocket's stream stays open both ways: its messages follow the answer
+            stream = await link.open(sent, end_stream=not body and not websocket)
         except StreamReset as exc:
             return status_response(503, "ServiceUnavailable", f"cluster {name}: {exc}")
         try:

@@ -7,8 +7,9 @@ in either mode; then, as Karmada's join: in the member, the namespace
 ``karmada-cluster``, the ServiceAccount ``karmada-<cluster>`` bound to the
 ClusterRole ``karmada-controller-manager:karmada-<cluster>`` (every verb on
 every resource, and GET on every non-resource URL: Karmada's rules, nothing
-wider), and the ServiceAccount ``karmada-impersonator`` (no rights of its
-own); on the control plane, the Secrets ``karmada-cluster/<cluster>``
+wider), and the ServiceAccount ``karmada-impersonator`` with the ClusterRole
+of that name (impersonate users, groups, service accounts, UIDs and extras:
+the cluster proxy's identity in the member); on the control plane, the Secrets ``karmada-cluster/<cluster>``
 (``caBundle``, ``token``) and ``karmada-cluster/<cluster>-impersonator``
 (``token``), and the Cluster with ``syncMode: Push``, ``apiEndpoint``,
 ``secretRef`` and ``impersonatorSecretRef``, which then owns both Secrets.
@@ -44,6 +45,7 @@ from karmada.kube.resources import (
     SERVICEACCOUNTS,
     Resource,
 )
+from karmada.registration.member import IMPERSONATION_RULES
 
 Obj = dict[str, Any]
 IMPERSONATOR_ACCOUNT = "karmada-impersonator"
@@ -112,6 +114,21 @@ def member_objects(cluster: str, namespace: str = NAMESPACE_KARMADA_CLUSTER) -> 
             "metadata": {"name": role_name(cluster), "labels": _labels()},
             "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name(cluster)},
+        },
+        # the cluster proxy's identity may impersonate callers and nothing else (Karmada's unified-auth
+        # controller grants the same, narrowed to the subjects bound to clusters/proxy)
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": IMPERSONATOR_ACCOUNT, "labels": _labels()},
+            "rules": copy.deepcopy(IMPERSONATION_RULES),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": IMPERSONATOR_ACCOUNT, "labels": _labels()},
+            "subjects": [{"kind": "ServiceAccount", "name": IMPERSONATOR_ACCOUNT, "namespace": namespace}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": IMPERSONATOR_ACCOUNT},
         },
     ]
 

@@ -99,7 +99,10 @@ class Stream:
     # -- sent ----------------------------------------------------------------------------------
     async def send_headers(self, headers: Headers, end_stream: bool = False) -> None:
         self._check()
-        self.link.conn.send_headers(self.id, headers, end_stream=end_stream)
+        try:
+            self.link.conn.send_headers(self.id, headers, end_stream=end_stream)
+        except h2.exceptions.ProtocolError:  # StreamClosedError too: the peer reset or closed it
+            raise StreamReset("stream closed") from None
         self.local_ended = end_stream
         await self.link.flush()
 
@@ -110,14 +113,15 @@ class Stream:
             self._check()
             try:
                 window = self.link.conn.local_flow_control_window(self.id)
-            except h2.exceptions.StreamClosedError:
+                size = min(window, self.link.conn.max_outbound_frame_size, len(view))
+                if size > 0:
+                    self.link.conn.send_data(self.id, view[:size].tobytes())
+            except h2.exceptions.ProtocolError:  # StreamClosedError too: the peer reset or closed it
                 raise StreamReset("stream closed") from None
-            size = min(window, self.link.conn.max_outbound_frame_size, len(view))
             if size <= 0:
                 self._window.clear()
                 await self._window.wait()
                 continue
-            self.link.conn.send_data(self.id, view[:size].tobytes())
             view = view[size:]
             await self.link.flush()
 

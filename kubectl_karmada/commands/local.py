@@ -147,6 +147,7 @@ def _run_up(args: argparse.Namespace) -> int:
             f"  kubectl get clusters\n"
             f"  kubectl karmada get deploy -A --all-clusters\n"
             f"  kubectl --kubeconfig {sandbox.members_config} --context {members[0]} get nodes\n"
+            f"  kubectl karmada logs -C {members[0]} -n NAMESPACE POD    (the cluster proxy, over the agent's tunnel)\n"
             f"Metrics: curl http://127.0.0.1:{sandbox.ports[metrics_port_name(CONTROLLER_MANAGER)]}/metrics"
             f" (each program's port: {sandbox.directory / PORTS_FILE})\n"
             f"Logs: {sandbox.directory / 'logs'}    Stop: kubectl karmada local down"

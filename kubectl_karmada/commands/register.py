@@ -76,6 +76,13 @@ def add(commands: Any) -> None:
     )
     parser.add_argument("--proxy-server-address", default="", metavar="URL", help="proxy for the agent's traffic")
     parser.add_argument(
+        "--cluster-proxy-server",
+        default="",
+        metavar="URL",
+        help="the control plane's cluster proxy (https://host:port): the agent keeps a tunnel to it so "
+        "`kubectl karmada logs/exec` reach this cluster from outside (empty: no tunnel)",
+    )
+    parser.add_argument(
         "--agent-rollout-timeout",
         type=duration,
         default=120.0,
@@ -154,6 +161,7 @@ def _run_register(args: argparse.Namespace) -> int:
             image=args.karmada_agent_image,
             replicas=args.karmada_agent_replicas,
             proxy_server_address=args.proxy_server_address,
+            cluster_proxy_server=args.cluster_proxy_server,
             cert_rotation=args.enable_cert_rotation == "true",
         )
         options = RegisterOptions(

@@ -21,7 +21,10 @@ def test_member_objects_are_karmadas() -> None:
         ("ServiceAccount", "karmada-m1"),
         ("ClusterRole", "karmada-controller-manager:karmada-m1"),
         ("ClusterRoleBinding", "karmada-controller-manager:karmada-m1"),
+        ("ClusterRole", "karmada-impersonator"),
+        ("ClusterRoleBinding", "karmada-impersonator"),
     ]
+    assert {verb for rule in objects[5]["rules"] for verb in rule["verbs"]} == {"impersonate"}
     assert objects[3]["rules"] == [
         {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
         {"nonResourceURLs": ["*"], "verbs": ["get"]},
