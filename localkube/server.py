@@ -50,7 +50,13 @@ from localkube.errors import (
     too_large,
     unsupported_media_type,
 )
-from localkube.flowcontrol import MAX_MUTATING_REQUESTS_INFLIGHT, MAX_REQUESTS_INFLIGHT, WAIT_LIMIT, FlowControl
+from localkube.flowcontrol import (
+    MAX_MUTATING_REQUESTS_INFLIGHT,
+    MAX_REQUESTS_INFLIGHT,
+    WAIT_LIMIT,
+    FlowControl,
+    long_running,
+)
 from localkube.given_pki import GivenPKI
 from localkube.impersonation import impersonate
 from localkube.internal_errors import internal_error, new_request_id
@@ -391,7 +397,7 @@ class LocalKube:
             user = request.get(REQUEST_USER)
             if user is not None:
                 self.metrics.observe_user(user, info, response.status)
-            if elapsed >= SLOW_REQUEST and info.verb != "watch":
+            if elapsed >= SLOW_REQUEST and not long_running(info):  # a watch, exec or log -f lasts
                 # kube-apiserver's trace of a long request: what waited, for whom, how long
                 log.warning(
                     'slow request: "%s %s" user-agent:%s status:%d (total time: %.3fs)',

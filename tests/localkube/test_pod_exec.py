@@ -4,6 +4,7 @@ the SPDY refusal); the simulated shell's parsing and commands in tables."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Iterator
@@ -152,7 +153,9 @@ async def _exec(raw: Raw, query: str, protocol: str, stdin: bytes = b"") -> tupl
                 frames[message.data[0]] = frames.get(message.data[0], b"") + message.data[1:]
             elif message.type == aiohttp.WSMsgType.TEXT:
                 texts.append(message.data)
-        return ws.protocol or "", frames, texts
+        protocol = ws.protocol or ""
+    await asyncio.sleep(0.05)  # the connection is closed: let its TLS shutdown finish
+    return protocol, frames, texts
 
 
 async def test_channel_protocols(sim_raw: Raw, web: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ an aiohttp client, kube's errors, and the SPDY frames in a table."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -102,6 +103,7 @@ async def test_websocket_channels(sim_raw: Raw, web: dict[str, Any]) -> None:
             assert response.status == 400 and "SPDY/3.1 upgrades are not supported" in body["message"]
         async with session.get(sim_raw.url + PORTFORWARD, ssl=sim_raw.context) as response:
             assert (response.status, json.loads(await response.text())["message"]) == (400, "Upgrade request required")
+    await asyncio.sleep(0.05)  # the connections are closed: let their TLS shutdown finish
 
 
 # -- SPDY/3.1 frames ------------------------------------------------------------------------------
