@@ -153,6 +153,7 @@ class Stream:
         self._window.set()
         self._data.put_nowait(None)
         self.link.streams.pop(self.id, None)
+        self.link._capacity.set()
 
 
 StreamHandler = Callable[[Stream], Awaitable[None]]
@@ -173,6 +174,8 @@ class Link:
         self._write_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._flushing: asyncio.Task[None] | None = None
+        self._settled = asyncio.Event()  # the peer's settings (its stream limit) have arrived
+        self._capacity = asyncio.Event()  # set when a stream ends: room for one more
 
     async def run(self) -> None:
         """Speak HTTP/2 until the carrier ends; every stream then fails with :class:`LinkClosed`."""
@@ -208,8 +211,20 @@ class Link:
 
     async def open(self, headers: Headers, end_stream: bool = False) -> Stream:
         """A new stream carrying a request (client side)."""
-        if self.closed.is_set():
-            raise LinkClosed("the tunnel is closed")
+        while True:
+            if self.closed.is_set():
+                raise LinkClosed("the tunnel is closed")
+            limit = self.conn.remote_settings.max_concurrent_streams
+            if self._settled.is_set() and self.conn.open_outbound_streams < limit:
+                break
+            # before the peer's limit is known, or at it: wait (a request queues, it does not fail)
+            self._capacity.clear()
+            waits = [asyncio.ensure_future(e.wait()) for e in (self.closed, self._capacity, self._settled)]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
         stream_id = self.conn.get_next_available_stream_id()
         stream = self.streams[stream_id] = Stream(self, stream_id)
         try:
@@ -289,6 +304,8 @@ class Link:
             elif event.stream_id in self.streams:
                 self.streams[event.stream_id]._window.set()
         elif isinstance(event, h2.events.RemoteSettingsChanged):
+            self._settled.set()
+            self._capacity.set()
             for stream in list(self.streams.values()):
                 stream._window.set()
         elif isinstance(event, h2.events.ConnectionTerminated):
@@ -314,6 +331,7 @@ class Link:
     def _maybe_forget(self, stream: Stream) -> None:
         if stream.local_ended and stream.remote_ended:
             self.streams.pop(stream.id, None)
+            self._capacity.set()
 
     async def _close(self) -> None:
         self.closed.set()
