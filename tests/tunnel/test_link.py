@@ -97,7 +97,8 @@ async def test_a_reader_that_stops_holds_only_its_own_stream(linked: Callable[[H
         await asyncio.wait_for(other.received_headers(), 5)
         assert len(await body_of(other)) == 100_000
     # what the stuck stream holds is bounded by its window, not by what the agent wanted to send
-    held = sum(len(chunk) for chunk in stuck._data._queue if chunk)  # type: ignore[attr-defined]
+    queued: list[bytes | None] = list(stuck._data._queue)  # type: ignore[attr-defined]
+    held = sum(len(chunk) for chunk in queued if chunk)
     assert held <= STREAM_WINDOW
     stuck.reset()
 
