@@ -154,7 +154,7 @@ async def test_refusals(proxy: Proxy, cluster: str, token: str | None, code: int
 
 
 async def test_an_unknown_cluster_is_not_found(proxy: Proxy) -> None:
-    proxy.proxy.access.allowed = _always  # type: ignore[method-assign]
+    proxy.proxy.access.allowed = _always  # type: ignore[method-assign,assignment]
     status, body, _ = await call(proxy.url("member9", "/api"))
     assert (status, body["reason"]) == (404, "NotFound")
     assert body["message"] == 'clusters.cluster.karmada.io "member9" not found'
@@ -165,7 +165,7 @@ async def _always(*_: Any) -> bool:
 
 
 async def test_a_cluster_without_a_tunnel_is_unavailable(proxy: Proxy) -> None:
-    proxy.proxy.access.allowed = _always  # type: ignore[method-assign]
+    proxy.proxy.access.allowed = _always  # type: ignore[method-assign,assignment]
     status, body, _ = await call(proxy.url("member2", "/api"))
     assert status == 503
     assert "cluster member2 is not connected to the cluster proxy: its agent has no tunnel open" in body["message"]
