@@ -5,11 +5,14 @@ Where each cluster's rows come from, in this order:
 1. the member's own API server, through a kubeconfig context named after the
    cluster: ``--members-kubeconfig``, or, when the control plane in use is the
    sandbox's, the sandbox's ``members.config``;
-2. for a Push cluster, its API server as Karmada's control plane reaches it:
+2. with ``--live``, through the cluster proxy the control plane publishes
+   (``karmada-system/karmada-cluster-proxy``): as the user, so the member's
+   RBAC applies; Pull members over their agent's tunnel. Not the default: a
+   fleet-wide ``get`` from Work status costs the members nothing;
+3. for a Push cluster, its API server as Karmada's control plane reaches it:
    ``spec.apiEndpoint`` with the token and CA of the Secret ``spec.secretRef``;
-3. otherwise the Works in ``karmada-es-<cluster>`` on the control plane: the
-   manifests Karmada sent with the status the agent reported (pull-mode members
-   are not reachable from the control plane: there is no cluster proxy yet).
+4. otherwise the Works in ``karmada-es-<cluster>`` on the control plane: the
+   manifests Karmada sent with the status the agent reported.
 
 ``--operation-scope`` is karmadactl's (``karmada`` by default, ``members`` as
 soon as ``-C``/``--all-clusters`` is given). Members are read concurrently; one
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime
 import sys
 from collections.abc import Sequence
@@ -54,8 +58,8 @@ def add(commands: Any) -> None:
             "  kubectl karmada get deploy nginx -C member1,member2 -o wide\n"
             "  kubectl karmada get pods -l app=nginx --operation-scope all -C member1\n"
             "A member is read directly through a kubeconfig context named after it (--members-kubeconfig, or the\n"
-            "sandbox's members.config); otherwise from the Works on the control plane, with the status its agent\n"
-            "reported (SOURCE work-status)."
+            "sandbox's members.config), with --live through the cluster proxy (as you: the member's RBAC applies),\n"
+            "else from the Works on the control plane, with the status its agent reported (SOURCE work-status)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -90,6 +94,12 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="kubeconfig with a context per member, named after it (default: the sandbox's members.config "
         "when the control plane is the sandbox's)",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="read members without a --members-kubeconfig context live through the cluster proxy, as you "
+        "(the member's RBAC applies; Pull members over their agent's tunnel), instead of from Work status",
+    )
 
 
 # -- reaching members ---------------------------------------------------------------------------
@@ -103,13 +113,14 @@ class Members:
     kubeconfig: Path | None
     contexts: set[str]
     push: dict[str, ClusterConfig] = field(default_factory=dict)
+    proxied: dict[str, ClusterConfig] = field(default_factory=dict)  # through the cluster proxy, as the user
 
     def config_for(self, cluster: str) -> ClusterConfig | None:
         from karmada.kube import from_kubeconfig
 
         if self.kubeconfig is not None and cluster in self.contexts:
             return from_kubeconfig(self.kubeconfig, cluster)
-        return self.push.get(cluster)
+        return self.proxied.get(cluster) or self.push.get(cluster)
 
 
 async def member_access(args: argparse.Namespace, client: KubeClient) -> Members:
@@ -117,14 +128,30 @@ async def member_access(args: argparse.Namespace, client: KubeClient) -> Members
     ``spec.apiEndpoint`` with the ``token`` and ``caBundle`` of the Secret ``spec.secretRef`` names."""
     import base64
 
+    from karmada.clusterproxy.endpoint import discover
+    from karmada.clusterproxy.kubeconfig import proxy_path
     from karmada.kube import ClusterConfig, Credentials, KubeError
     from karmada.kube.resources import CLUSTERS, SECRETS
 
     members = members_access(args, client.config)
+    endpoint = await discover(client) if getattr(args, "live", False) else None
+    if getattr(args, "live", False) and endpoint is None:
+        raise CommandError(
+            "--live needs the cluster proxy, and the control plane publishes none "
+            "(no ConfigMap karmada-system/karmada-cluster-proxy)"
+        )
     for cluster in (await client.list(CLUSTERS)).get("items") or []:
         spec = cluster.get("spec") or {}
         ref = spec.get("secretRef") or {}
         name = cluster["metadata"]["name"]
+        if endpoint is not None and name not in members.contexts:
+            # live, as the user: the member's RBAC applies (Pull members over their agent's tunnel)
+            members.proxied[name] = dataclasses.replace(
+                client.config,
+                server=endpoint.server + proxy_path(name),
+                ca_pem=endpoint.ca_pem or client.config.ca_pem,
+                tls_server_name=None,
+            )
         if (
             spec.get("syncMode") != "Push"
             or not ref.get("name")

@@ -46,9 +46,9 @@ class Proxied:
     def kubectl(self, config: Path | str, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         return self.run(kubectl(), f"--kubeconfig={config}", f"--cache-dir={self.home / 'cache'}", *args, **kwargs)
 
-    def member(self, cluster: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def member(self, cluster: str, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         """kubectl straight to the member (the sandbox's own kubeconfig of it)."""
-        return self.kubectl(self.sandbox.dir / "members.config", "--context", cluster, *args)
+        return self.kubectl(self.sandbox.dir / "members.config", "--context", cluster, *args, **kwargs)
 
     def config(self, cluster: str) -> Path:
         path = self.home / f"{cluster}.proxy.config"
@@ -225,3 +225,19 @@ def test_the_tunnel_comes_back_after_the_control_plane_is_killed(proxied: Proxie
         return state["pid"] != before["pid"] and got.returncode == 0 and got.stdout.strip() == "namespace/default"
 
     wait_until(answered, "the proxy to answer through a new tunnel", timeout=60)
+
+
+def test_karmada_get_reads_members_live_through_the_proxy(proxied: Proxied) -> None:
+    """Without the members' own kubeconfigs (a copy of the control plane's kubeconfig elsewhere),
+    ``kubectl karmada get --live`` reads each member through the proxy, as the user."""
+    elsewhere = proxied.home / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    config = elsewhere / "karmada.config"
+    config.write_text((proxied.sandbox.dir / "karmada.config").read_text())
+    for cluster in ("member1", "member2"):
+        manifest = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: live-{cluster}\n"
+        assert proxied.member(cluster, "apply", "-f", "-", stdin=manifest).returncode == 0
+    got = proxied.run("kubectl", "karmada", "get", "configmaps", "--all-clusters", "--live", f"--kubeconfig={config}")
+    assert got.returncode == 0, got.stderr
+    rows = {tuple(line.split()[:2]) for line in got.stdout.splitlines()[1:]}
+    assert {("live-member1", "member1"), ("live-member2", "member2")} <= rows, got.stdout
