@@ -2,13 +2,13 @@
 
 Where each cluster's rows come from, in this order:
 
-1. the member's own API server, through a kubeconfig context named after the
+1. with ``--live``, every member through the cluster proxy the control plane
+   publishes (``karmada-system/karmada-cluster-proxy``): as the user, so the
+   member's RBAC applies; Pull members over their agent's tunnel. Not the
+   default: a fleet-wide ``get`` from Work status costs the members nothing;
+2. the member's own API server, through a kubeconfig context named after the
    cluster: ``--members-kubeconfig``, or, when the control plane in use is the
    sandbox's, the sandbox's ``members.config``;
-2. with ``--live``, through the cluster proxy the control plane publishes
-   (``karmada-system/karmada-cluster-proxy``): as the user, so the member's
-   RBAC applies; Pull members over their agent's tunnel. Not the default: a
-   fleet-wide ``get`` from Work status costs the members nothing;
 3. for a Push cluster, its API server as Karmada's control plane reaches it:
    ``spec.apiEndpoint`` with the token and CA of the Secret ``spec.secretRef``;
 4. otherwise the Works in ``karmada-es-<cluster>`` on the control plane: the
@@ -97,8 +97,8 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--live",
         action="store_true",
-        help="read members without a --members-kubeconfig context live through the cluster proxy, as you "
-        "(the member's RBAC applies; Pull members over their agent's tunnel), instead of from Work status",
+        help="read every member live through the cluster proxy, as you (the member's RBAC applies; Pull "
+        "members over their agent's tunnel), instead of a members kubeconfig or Work status",
     )
 
 
@@ -118,9 +118,11 @@ class Members:
     def config_for(self, cluster: str) -> ClusterConfig | None:
         from karmada.kube import from_kubeconfig
 
+        if cluster in self.proxied:  # --live: asked for by name
+            return self.proxied[cluster]
         if self.kubeconfig is not None and cluster in self.contexts:
             return from_kubeconfig(self.kubeconfig, cluster)
-        return self.proxied.get(cluster) or self.push.get(cluster)
+        return self.push.get(cluster)
 
 
 async def member_access(args: argparse.Namespace, client: KubeClient) -> Members:
@@ -144,7 +146,7 @@ async def member_access(args: argparse.Namespace, client: KubeClient) -> Members
         spec = cluster.get("spec") or {}
         ref = spec.get("secretRef") or {}
         name = cluster["metadata"]["name"]
-        if endpoint is not None and name not in members.contexts:
+        if endpoint is not None:
             # live, as the user: the member's RBAC applies (Pull members over their agent's tunnel)
             members.proxied[name] = dataclasses.replace(
                 client.config,
