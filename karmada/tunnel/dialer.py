@@ -4,8 +4,9 @@ connection, answer each stream by sending its request to the member.
 The connection is outbound HTTPS (a WebSocket upgrade on
 ``<server>/tunnel/<cluster>``), authenticated both ways: the agent presents its
 control-plane client certificate and verifies the server against the CA of its
-control-plane kubeconfig (the one it pinned at registration), through the HTTP
-proxy its kubeconfig or environment names. It is dialled again with
+control-plane kubeconfig (the one it pinned at registration) for the proxy's
+own address (not the API server's ``tls-server-name``), through the HTTP proxy
+its kubeconfig or environment names. It is dialled again with
 exponential backoff and full jitter after any loss (a control-plane restart, a
 leader change, a network cut).
 
@@ -104,7 +105,6 @@ class TunnelDialer:
                 heartbeat=HEARTBEAT,
                 max_msg_size=0,
                 timeout=aiohttp.ClientWSTimeout(ws_close=5.0),
-                server_hostname=config.tls_server_name,
             ) as ws,
         ):
             log.info("cluster proxy tunnel of %s: connected to %s", self.cluster, self.server)
