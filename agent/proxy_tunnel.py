@@ -44,19 +44,18 @@ class ProxyTunnel:
         self.control_plane = control_plane
         self.dialer: TunnelDialer | None = None
 
-    async def _impersonator(self) -> ClusterConfig | None:
-        """The member config with the impersonator's token; None when the account is missing."""
+    async def _token(self) -> str | None:
+        """A token of the impersonator account; None when the account is missing."""
         try:
-            token = await service_account_token(self.member, self.namespace, PROXY_IMPERSONATOR, TOKEN_SECONDS)
+            return await service_account_token(self.member, self.namespace, PROXY_IMPERSONATOR, TOKEN_SECONDS)
         except KubeError as exc:
             if exc.status != 404:
                 raise
             return None
-        return dataclasses.replace(self.member.config, credentials=Credentials(token=token))
 
     async def run(self) -> None:
-        config = await self._impersonator()
-        if config is None:
+        token = await self._token()
+        if token is None:
             log.warning(
                 "ServiceAccount %s/%s not found in the member: the cluster proxy uses the agent's own member "
                 "credentials (still impersonating each caller); register the cluster again to narrow them",
@@ -64,12 +63,11 @@ class ProxyTunnel:
                 PROXY_IMPERSONATOR,
             )
             config = self.member.config
-            renew = False
         else:
-            renew = True
+            config = dataclasses.replace(self.member.config, credentials=Credentials(token=token))
         async with KubeClient(config) as client:
             self.dialer = TunnelDialer(self.server, self.cluster, self.control_plane, client)
-            renewal = asyncio.get_running_loop().create_task(self._renew(client)) if renew else None
+            renewal = asyncio.get_running_loop().create_task(self._renew(client)) if token else None
             try:
                 await self.dialer.run()
             finally:
@@ -83,11 +81,11 @@ class ProxyTunnel:
         while True:
             await asyncio.sleep(delay)
             try:
-                config = await self._impersonator()
+                token = await self._token()
             except KubeError as exc:
                 log.warning("cannot renew the cluster proxy's member token: %s; retrying in 30s", exc.message)
                 delay = 30.0
                 continue
-            if config is not None:
-                await client.set_config(config)
+            if token is not None:
+                client.set_token(token)  # streams open now (a `logs -f`) go on
             delay = TOKEN_SECONDS * RENEW_AFTER

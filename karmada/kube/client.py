@@ -20,6 +20,7 @@ and ``rest_client_request_duration_seconds`` (:mod:`karmada.metrics`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import logging
@@ -200,6 +201,14 @@ class KubeClient:
             await session.close()
         for companion in self._companions:
             await companion.set_config(config)
+
+    def set_token(self, token: str) -> None:
+        """A new bearer token for requests from now on; open connections and streams go on (a
+        token is sent per request, unlike a client certificate, which needs new connections)."""
+        self.config = dataclasses.replace(
+            self.config, credentials=dataclasses.replace(self.config.credentials, token=token)
+        )
+        self._auth = Authenticator(self.config.credentials)
 
     async def _ensure(self, watch: bool = False) -> aiohttp.ClientSession:
         try:

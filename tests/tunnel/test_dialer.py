@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,19 @@ async def test_a_body_over_the_limit_is_refused(control: Link) -> None:
     code, status = await answer(stream)
     writing.cancel()
     assert code == 413 and status["reason"] == "RequestEntityTooLarge"
+
+
+async def test_a_new_token_keeps_the_connections() -> None:
+    """The impersonator's token is renewed in place: a `logs -f` open through the tunnel goes on."""
+    client = KubeClient(ClusterConfig(server="https://127.0.0.1:1"))
+    session = await client._ensure(watch=True)
+    client.set_token("second")
+    assert await client._ensure(watch=True) is session
+    assert client._headers(client_request()).get("Authorization") == "Bearer second"
+    await client.close()
+
+
+def client_request() -> Any:
+    from karmada.kube.client import Request
+
+    return Request("GET", "/api")
