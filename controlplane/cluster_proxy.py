@@ -1,13 +1,15 @@
-"""The cluster proxy inside ``karmada-controlplane``: ``--cluster-proxy-bind-address``
-serves :class:`~karmada.clusterproxy.server.ClusterProxy` over HTTPS.
+"""The cluster proxy served from ``karmada-controlplane --cluster-proxy-bind-address``
+(one replica: the sandbox) or from ``karmada-cluster-proxy`` (a host install's
+Deployment of one replica beside two control-plane replicas, see
+:mod:`controlplane.proxy_program`): :class:`~karmada.clusterproxy.server.ClusterProxy`
+over HTTPS.
 
-It runs on every replica, not only the leader's: a tunnel is a long-lived
-connection, and tying it to the Lease would drop every member's tunnel at each
-leader change. It needs no lease because it writes nothing: it reads Clusters
-(one watch), the Secrets of Push members' impersonators, and asks the API
-server to review tokens and access. With more than one replica, each agent's
-tunnel lands on one of them; run one replica of the proxy's Service (or one
-control plane) so callers reach the replica holding the tunnel.
+Inside the control plane it runs outside the leader election: a tunnel is a
+long-lived connection, and tying it to the Lease would drop every member's
+tunnel at each leader change. It needs no lease because it writes nothing: it
+reads Clusters (one watch), the Secrets of Push members, and asks the API
+server to review tokens and access. It must run in one process per control
+plane: an agent's tunnel and a caller's request have to meet in the same one.
 """
 
 from __future__ import annotations
@@ -116,7 +118,11 @@ async def serve_cluster_proxy(
     clusters.start()
     members = PushMembers(client)
     proxy = ClusterProxy(client, clusters.get, members.client, ProxySettings(response_timeout=response_timeout))
-    runner = web.AppRunner(proxy.application(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    # a caller that hangs up cancels its handler, which resets its tunnel stream (a quiet watch
+    # would otherwise hold the stream and the agent's connection to its member until the next event)
+    runner = web.AppRunner(
+        proxy.application(), access_log=None, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True
+    )
     await runner.setup()
     host, port = address
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)

@@ -227,6 +227,13 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="key=value pairs of feature gates, e.g. PropagationPolicyPreemption=true",
     )
     add_serving_flags(parser)
+    add_proxy_flags(parser)
+    parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
+
+
+def add_proxy_flags(parser: argparse.ArgumentParser, bind_default: str = "") -> None:
+    """The cluster proxy's flags: karmada-controlplane's (off unless an address is given) and
+    karmada-cluster-proxy's (on ``bind_default``)."""
     proxy = parser.add_argument_group(
         "cluster proxy",
         "serve /apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy/... over HTTPS, and the tunnels agents "
@@ -235,9 +242,9 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     proxy.add_argument(
         "--cluster-proxy-bind-address",
         type=_proxy_address,
-        default="",
+        default=bind_default,
         metavar="ADDRESS",
-        help="host:port or :port to serve the cluster proxy on (empty: not served)",
+        help=f"host:port or :port to serve the cluster proxy on ({bind_default or 'empty: not served'})",
     )
     proxy.add_argument("--cluster-proxy-tls-cert-file", default="", metavar="FILE", help="its serving certificate")
     proxy.add_argument("--cluster-proxy-tls-private-key-file", default="", metavar="FILE", help="its serving key")
@@ -254,7 +261,6 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help="how long a member has to start answering a proxied request (30s)",
     )
-    parser.add_argument("--v", "-v", dest="verbosity", type=int, default=2, help="log verbosity (2)")
 
 
 def _regex_list(text: str) -> tuple[str, ...]:
@@ -293,19 +299,24 @@ def _proxy_address(text: str) -> str:
     return text
 
 
+def proxy_files_missing(args: argparse.Namespace) -> list[str]:
+    """The TLS flags a served cluster proxy needs and were not given."""
+    if not args.cluster_proxy_bind_address:
+        return []
+    return [
+        flag
+        for flag, value in (
+            ("--cluster-proxy-tls-cert-file", args.cluster_proxy_tls_cert_file),
+            ("--cluster-proxy-tls-private-key-file", args.cluster_proxy_tls_private_key_file),
+            ("--cluster-proxy-client-ca-file", args.cluster_proxy_client_ca_file),
+        )
+        if not value
+    ]
+
+
 def from_args(args: argparse.Namespace) -> Options:
-    options = options_from(Options, args)
-    if options.cluster_proxy_bind_address:
-        missing = [
-            flag
-            for flag, value in (
-                ("--cluster-proxy-tls-cert-file", options.cluster_proxy_tls_cert_file),
-                ("--cluster-proxy-tls-private-key-file", options.cluster_proxy_tls_private_key_file),
-                ("--cluster-proxy-client-ca-file", options.cluster_proxy_client_ca_file),
-            )
-            if not value
-        ]
-        if missing:
-            print(f"error: --cluster-proxy-bind-address needs {', '.join(missing)}", file=sys.stderr)
-            raise SystemExit(2)
-    return options
+    missing = proxy_files_missing(args)
+    if missing:
+        print(f"error: --cluster-proxy-bind-address needs {', '.join(missing)}", file=sys.stderr)
+        raise SystemExit(2)
+    return options_from(Options, args)

@@ -144,6 +144,19 @@ class TunnelDialer:
                 stream, 503, "ServiceUnavailable", f"the agent cannot reach its member cluster: {exc.message}"
             )
             return
+        pump = asyncio.ensure_future(self._answer(stream, response))
+        reset = asyncio.ensure_future(stream.failed.wait())
+        try:
+            # a caller that goes away while the member is quiet (an idle watch, a `logs -f`) resets the
+            # stream: stop waiting for the member's next bytes then, not when they come
+            await asyncio.wait({pump, reset}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pump, reset):
+                task.cancel()
+            await asyncio.gather(pump, reset, return_exceptions=True)
+            response.close()
+
+    async def _answer(self, stream: Stream, response: aiohttp.ClientResponse) -> None:
         try:
             await stream.send_headers(wire.response_headers(response.status, list(response.headers.items())))
             async for chunk in response.content.iter_any():
@@ -152,8 +165,6 @@ class TunnelDialer:
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.debug("cluster proxy tunnel of %s: the member's answer broke off: %s", self.cluster, exc)
             stream.reset()
-        finally:
-            response.close()
 
     async def _websocket(self, stream: Stream, path: str, headers: Headers) -> None:
         protocols = [p.strip() for p in stream.header(wire.PROTOCOL).split(",") if p.strip()]

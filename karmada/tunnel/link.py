@@ -71,6 +71,7 @@ class Stream:
         self._data: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._window = asyncio.Event()
         self._failure: str | None = None
+        self.failed = asyncio.Event()  # reset by the peer, or the link went away
         self.local_ended = False
         self.remote_ended = False
 
@@ -149,6 +150,7 @@ class Stream:
     def _fail(self, why: str) -> None:
         if self._failure is None:
             self._failure = why
+        self.failed.set()
         self._got_headers.set()
         self._window.set()
         self._data.put_nowait(None)

@@ -47,9 +47,15 @@ class Agent:
         self.seen: list[list[tuple[str, str]]] = []
         self.bodies: list[bytes] = []
         self.silent = False
+        self.released: asyncio.Queue[str] = asyncio.Queue()
 
     async def serve(self, stream: Stream) -> None:
         self.seen.append(stream.headers)
+        if "watch=true" in stream.header(":path"):  # a quiet watch: headers, then nothing
+            await stream.send_headers([(":status", "200"), ("content-type", "application/json")])
+            await stream.failed.wait()
+            self.released.put_nowait(stream.header(":path"))
+            return
         body = bytearray()
         while chunk := await stream.read():
             body += chunk
@@ -88,7 +94,7 @@ async def proxy() -> AsyncIterator[Proxy]:
         asyncio.ensure_future(cluster_proxy.hub.serve("member1", control_end)),
         asyncio.ensure_future(agent_link.run()),
     ]
-    server = TestServer(cluster_proxy.application())
+    server = TestServer(cluster_proxy.application(), handler_cancellation=True)
     await server.start_server()
     try:
         yield Proxy(server, cluster_proxy, agent)
@@ -196,3 +202,16 @@ async def test_only_websocket_upgrades(proxy: Proxy) -> None:
 async def test_the_tunnel_needs_an_agent_certificate(proxy: Proxy) -> None:
     status, body, _ = await call(str(proxy.server.make_url("/tunnel/member1")), token=TOKEN)
     assert status == 401 and "client certificate" in body["message"]
+
+
+async def test_a_caller_that_hangs_up_on_a_quiet_watch_releases_its_stream(proxy: Proxy) -> None:
+    """Nothing comes from the member, the caller goes: the agent learns at once (a reset), not at
+    the member's next event, and lets go of its request to the member."""
+    url = proxy.url("member1", "/api/v1/namespaces/quiet/configmaps?watch=true")
+    session = aiohttp.ClientSession()
+    response = await session.get(url, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert response.status == 200
+    response.close()
+    await session.close()
+    assert await asyncio.wait_for(proxy.agent.released.get(), 5) == "/api/v1/namespaces/quiet/configmaps?watch=true"
+    assert not proxy.proxy.hub.link("member1").streams  # type: ignore[union-attr]
