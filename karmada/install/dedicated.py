@@ -32,14 +32,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from karmada.clusterproxy.endpoint import CONFIGMAP as PROXY_CONFIGMAP
+from karmada.clusterproxy.endpoint import Endpoint, publish
 from karmada.images import CONTROLPLANE_IMAGE
-from karmada.install import apiserver_kube, hosted_components, webhook
+from karmada.install import apiserver_kube, cluster_proxy, hosted_components, webhook
 from karmada.install import apiserver_localkube as apiserver
 from karmada.install.init import FIELD_MANAGER, MANAGED_BY, InitOptions, cluster_info, deploy_documents, describe
 from karmada.install.init import init as install_api
 from karmada.kube import KubeClient, KubeError, ResourceMapper, from_kubeconfig_bytes
 from karmada.kube.objects import apply_object, delete_if_present, delete_object, wait_until
-from karmada.kube.resources import DEPLOYMENTS, NAMESPACES, NODES, SECRETS, Resource
+from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, NODES, SECRETS, Resource
 
 Obj = dict[str, Any]
 Say = Callable[[str], None]
@@ -59,7 +61,8 @@ class DedicatedOptions:
     LoadBalancer's: its ingress); ``extra_sans``: more names for its certificate;
     ``webhook_url``: where karmada-apiserver calls karmada-webhook instead of its Service;
     ``kube``: run Kubernetes' own API server on etcd (:mod:`~karmada.install.apiserver_kube`)
-    instead of localkube."""
+    instead of localkube; ``cluster_proxy``: the cluster proxy (:mod:`~karmada.install.cluster_proxy`),
+    its Service of the API server's Service type."""
 
     apiserver: apiserver.ApiserverOptions = field(default_factory=apiserver.ApiserverOptions)
     advertise_address: str | None = None
@@ -69,6 +72,7 @@ class DedicatedOptions:
     webhook_url: str | None = None
     cluster_domain: str = "cluster.local"
     kube: apiserver_kube.KubeOptions | None = None  # None: localkube
+    cluster_proxy: cluster_proxy.ProxyOptions = field(default_factory=cluster_proxy.ProxyOptions)
 
     def __post_init__(self) -> None:
         if self.kube is not None and self.kube.cluster_domain != self.cluster_domain:
@@ -77,10 +81,12 @@ class DedicatedOptions:
 
 @dataclass(frozen=True, repr=False)
 class Installed:
-    """The advertised URL and the admin kubeconfig (credentials embedded: write it 0600)."""
+    """The advertised URL, the admin kubeconfig (credentials embedded: write it 0600) and
+    where agents dial the cluster proxy (``None``: not deployed)."""
 
     server: str
     kubeconfig: str
+    cluster_proxy: str | None = None
 
 
 # ---- the objects, as the manifests in manifests/host and the Helm chart hold them too
@@ -111,13 +117,27 @@ def secret_names(kube: bool) -> list[str]:
         *([apiserver_kube.ETCD_SECRET] if kube else []),
         webhook.SECRET_NAME,
         *(hosted_components.config_secret_name(user) for user in users),
+        cluster_proxy.SECRET_NAME,
     ]
 
 
 def component_workloads(options: DedicatedOptions) -> list[Obj]:
-    """karmada-controlplane and karmada-webhook in the host, their Service and budgets."""
+    """karmada-controlplane and karmada-webhook in the host, their Service and budgets, and
+    the cluster proxy's Deployment and Service."""
     _, workloads = hosted_components.split(deploy_documents(options.controlplane_image))
-    return hosted_components.hosted_workloads(workloads)
+    hosted = hosted_components.hosted_workloads(workloads)
+    if options.cluster_proxy.enabled:
+        (controlplane,) = [o for o in hosted if _is(o, "Deployment", hosted_components.COMPONENTS[0])]
+        hosted += [cluster_proxy.deployment(controlplane), proxy_service(options)]
+    return hosted
+
+
+def proxy_service(options: DedicatedOptions) -> Obj:
+    return cluster_proxy.service(options.apiserver.service_type, options.cluster_proxy.node_port)
+
+
+def _is(obj: Obj, kind: str, name: str) -> bool:
+    return bool(obj["kind"] == kind and obj["metadata"]["name"] == name)
 
 
 def host_objects(options: DedicatedOptions) -> list[Obj]:
@@ -133,16 +153,7 @@ async def _advertise_address(host: KubeClient, options: DedicatedOptions, say: S
         return options.advertise_address
     kind = options.apiserver.service_type
     if kind == "LoadBalancer":
-        say(f"waiting for service/{apiserver.NAME} -n {NAMESPACE} to get a load balancer address")
-
-        async def ingress() -> str | None:
-            service = await host.get(SERVICES, apiserver.NAME, NAMESPACE)
-            for entry in ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
-                if entry.get("ip") or entry.get("hostname"):
-                    return str(entry.get("ip") or entry.get("hostname"))
-            return None
-
-        return str(await wait_until(ingress, options.timeout, interval=1.0, what="a load balancer address"))
+        return await _load_balancer_address(host, apiserver.NAME, options, say)
     if kind == "NodePort":
         address = await _node_address(host)
         if address:
@@ -150,6 +161,36 @@ async def _advertise_address(host: KubeClient, options: DedicatedOptions, say: S
             return address
         raise ValueError("the host cluster has no Node with an InternalIP: pass --apiserver-advertise-address")
     raise ValueError(f"a {kind} Service has no address outside the cluster: pass --apiserver-advertise-address")
+
+
+async def _load_balancer_address(host: KubeClient, name: str, options: DedicatedOptions, say: Say) -> str:
+    say(f"waiting for service/{name} -n {NAMESPACE} to get a load balancer address")
+
+    async def ingress() -> str | None:
+        service = await host.get(SERVICES, name, NAMESPACE)
+        for entry in ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+            if entry.get("ip") or entry.get("hostname"):
+                return str(entry.get("ip") or entry.get("hostname"))
+        return None
+
+    return str(await wait_until(ingress, options.timeout, interval=1.0, what=f"a load balancer address of {name}"))
+
+
+async def _cluster_proxy_url(host: KubeClient, options: DedicatedOptions, address: str, say: Say) -> str | None:
+    """Where agents and users dial the cluster proxy: the URL given, else the API server's
+    advertised address on the proxy's node port, else its own load balancer's address."""
+    proxy = options.cluster_proxy
+    if not proxy.enabled:
+        return None
+    if proxy.advertise_url:
+        return cluster_proxy.check_url(proxy.advertise_url)
+    kind = options.apiserver.service_type
+    if kind == "NodePort":
+        return cluster_proxy.url_for(address, proxy.node_port)
+    if kind == "LoadBalancer":
+        ingress = await _load_balancer_address(host, cluster_proxy.NAME, options, say)
+        return cluster_proxy.url_for(ingress, cluster_proxy.CONTAINER_PORT)
+    raise ValueError(f"a {kind} Service has no address outside the cluster: pass --cluster-proxy-advertise-address")
 
 
 async def _node_address(host: KubeClient) -> str | None:
@@ -234,7 +275,9 @@ class Credentials:
         return found
 
 
-async def _credentials(host: KubeClient, url: str, address: str, options: DedicatedOptions) -> Credentials:
+async def _credentials(
+    host: KubeClient, url: str, address: str, options: DedicatedOptions, proxy_url: str | None = None
+) -> Credentials:
     async def stored(name: str) -> Obj | None:
         return await host.get_or_none(SECRETS, name, NAMESPACE)
 
@@ -259,6 +302,11 @@ async def _credentials(host: KubeClient, url: str, address: str, options: Dedica
         )
         kubeconfig = hosted_components.component_kubeconfig(component, _service_url(options), pki.ca_cert, cert, key)
         secrets.append(hosted_components.config_secret(component, kubeconfig))
+    if proxy_url is not None:
+        hosts = [address, cluster_proxy.url_host(proxy_url)]
+        sans = cluster_proxy.subject_alt_names(hosts, options.extra_sans, options.cluster_domain)
+        cert, key = cluster_proxy.serving_pair(await stored(cluster_proxy.SECRET_NAME), pki.ca_cert, pki.ca_key, sans)
+        secrets.append(cluster_proxy.secret(cert, key, pki.ca_cert))
     return Credentials(pki, certificates, tuple(secrets))
 
 
@@ -316,9 +364,17 @@ def _service_url(options: DedicatedOptions) -> str:
 
 
 async def _karmada_api(
-    karmada: KubeClient, certificates: webhook.WebhookCertificates, url: str, options: DedicatedOptions, say: Say
+    karmada: KubeClient,
+    credentials: Credentials,
+    url: str,
+    options: DedicatedOptions,
+    say: Say,
+    proxy_url: str | None = None,
 ) -> None:
-    """Karmada's API in the API server ``karmada`` reaches; ``url`` is the advertised one."""
+    """Karmada's API in the API server ``karmada`` reaches; ``url`` is the advertised one. Then
+    the cluster proxy's address and CA published for callers (``proxy_url``), or, without
+    one, a ConfigMap a run with the proxy published removed."""
+    certificates = credentials.webhook
     server = karmada.config.server
     say(f"waiting for {apiserver.NAME} to answer at {server}")
     await wait_until(lambda: _answering(karmada), options.timeout, interval=1.0, what=f"{server}/readyz")
@@ -335,6 +391,12 @@ async def _karmada_api(
         extra_documents=tuple(extra),
     )
     await install_api(karmada, init_options, say)
+    where = f"configmap/{PROXY_CONFIGMAP} -n {NAMESPACE}"
+    if proxy_url is not None:
+        await publish(karmada, Endpoint(proxy_url, credentials.pki.ca_cert))
+        say(f"{where} applied (the cluster proxy at {proxy_url})")
+    elif await delete_if_present(karmada, CONFIGMAPS, PROXY_CONFIGMAP, NAMESPACE):
+        say(f"{where} deleted (--cluster-proxy=false)")
 
 
 # ---- phase 3: the components in the host
@@ -348,11 +410,19 @@ async def _components(
         for component in hosted_components.COMPONENTS
     }
     mounted["karmada-webhook"].append(credentials.secret(webhook.SECRET_NAME))
+    proxy = options.cluster_proxy.enabled
+    if proxy:
+        mounted[cluster_proxy.NAME] = [*mounted["karmada-controlplane"], credentials.secret(cluster_proxy.SECRET_NAME)]
     for obj in component_workloads(options):
+        if _is(obj, "Service", cluster_proxy.NAME):
+            continue  # applied with the API server's, before its address was looked up
         if obj["kind"] == "Deployment":
             _annotated(obj, *mounted[obj["metadata"]["name"]])
         await _apply(host, mapper, obj, say)
+    if not proxy:
+        await _remove_cluster_proxy(host, say)
     waited = hosted_components.COMPONENTS + ((apiserver_kube.CONTROLLER_MANAGER,) if options.kube else ())
+    waited += (cluster_proxy.NAME,) if proxy else ()
     for component in waited:
         say(f"waiting for deployment/{component} -n {NAMESPACE} to be available")
         await wait_until(
@@ -362,6 +432,21 @@ async def _components(
             what=f"{component} available",
         )
         say(f"deployment/{component} -n {NAMESPACE} available")
+
+
+# what the cluster proxy adds to the host
+_PROXY_OBJECTS = (
+    (DEPLOYMENTS, cluster_proxy.NAME),
+    (SERVICES, cluster_proxy.NAME),
+    (SECRETS, cluster_proxy.SECRET_NAME),
+)
+
+
+async def _remove_cluster_proxy(host: KubeClient, say: Say) -> None:
+    """What a run with the proxy deployed into the host, removed by a run without it."""
+    for resource, name in _PROXY_OBJECTS:
+        if await delete_if_present(host, resource, name, NAMESPACE):
+            say(f"{resource.kind.lower()}/{name} -n {NAMESPACE} deleted (--cluster-proxy=false)")
 
 
 async def _apply(client: KubeClient, mapper: ResourceMapper, obj: Obj, say: Say) -> None:
@@ -411,14 +496,17 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
         await _refuse_another_etcd_size(host, options.kube)
     mapper = ResourceMapper(host)
     if only is None:
-        for obj in (namespace_object(), apiserver.service(options.apiserver)):
+        services = [apiserver.service(options.apiserver)]
+        services += [proxy_service(options)] if options.cluster_proxy.enabled else []  # before its address
+        for obj in (namespace_object(), *services):
             await _apply(host, mapper, obj, say)
     address = await _advertise_address(host, options, say)
     url = _url(address, options.apiserver)
+    proxy_url = await _cluster_proxy_url(host, options, address, say)
     if only == "api":
         credentials = await _stored_credentials(host)
     else:
-        credentials = await _credentials(host, url, address, options)
+        credentials = await _credentials(host, url, address, options, proxy_url)
         for secret in credentials.secrets:
             await _apply(host, mapper, secret, say)
     if only is None:
@@ -426,10 +514,10 @@ async def install(host: KubeClient, options: DedicatedOptions, say: Say, only: O
     if only != "certs":
         config = from_kubeconfig_bytes(apiserver.admin_kubeconfig(credentials.pki, url))
         async with KubeClient(config) as karmada:
-            await _karmada_api(karmada, credentials.webhook, url, options, say)
+            await _karmada_api(karmada, credentials, url, options, say, proxy_url)
     if only is None:
         await _components(host, mapper, credentials, options, say)
-    return Installed(url, apiserver.admin_kubeconfig(credentials.pki, url))
+    return Installed(url, apiserver.admin_kubeconfig(credentials.pki, url), proxy_url)
 
 
 # ---- deinit

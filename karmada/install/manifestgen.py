@@ -47,6 +47,7 @@ _WHAT = {
 def render(name: str) -> str:
     options = LAYOUTS[name]
     secrets = ["karmada-cert", "karmada-controlplane-config", "karmada-webhook-config", "karmada-webhook-cert"]
+    secrets.append("karmada-cluster-proxy-cert")
     if options.kube is not None:
         secrets[1:1] = ["etcd-cert", "kube-controller-manager-config"]
     header = _HEADER.format(

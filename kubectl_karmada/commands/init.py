@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from karmada.flagtypes import boolean
 from karmada.images import CONTROLPLANE_IMAGE, ETCD_VERSION, KUBE_REGISTRY, KUBE_VERSION
 from kubectl_karmada.errors import CommandError, run_async
 from kubectl_karmada.flags import add_common, control_plane, duration
@@ -25,10 +26,14 @@ Next:
   1. Create a bootstrap token and print the command that registers a member cluster:
        kubectl karmada token create --print-register-command --kubeconfig {config}
   2. Run that command with the member cluster's kubeconfig (--kubeconfig/--context of the member):
-     its agent reaches {server} and checks it with the CA above.
+     its agent reaches {server} and checks it with the CA above.{proxy}
   3. Submit Deployments and PropagationPolicies to karmada-apiserver (--kubeconfig {config}),
      never to the host cluster.
 """
+PROXY_NEXT_STEP = """
+     Add --cluster-proxy-server {proxy} to it: the agent keeps a tunnel to the
+     cluster proxy, so kubectl karmada logs/exec/attach and get --live reach the member
+     even behind NAT (kubectl karmada proxy-config finds the proxy by itself)."""
 EXTERNAL_NEXT_STEPS = """\
 Karmada's API is installed in {server}.
 
@@ -45,7 +50,9 @@ Install Karmada. --kubeconfig/--context name the host cluster.
 --apiserver localkube (the default) deploys into the host's namespace karmada-system a
 dedicated karmada-apiserver (localkube as a StatefulSet with a volume, serving TLS from its
 own CA), installs Karmada's API into it, runs karmada-controlplane and karmada-webhook beside it
-connected to it, and writes its admin kubeconfig to DIR/karmada.config (--karmada-data). Your
+connected to it, and the cluster proxy (karmada-cluster-proxy: a Service on node port 32444 whose
+address it publishes in the ConfigMap karmada-system/karmada-cluster-proxy; --cluster-proxy=false
+leaves it out), and writes its admin kubeconfig to DIR/karmada.config (--karmada-data). Your
 Deployments and policies go to that API server, so the host never runs them itself.
 
 --apiserver kube deploys Karmada's own layout instead: etcd (a StatefulSet of 1 or 3 members,
@@ -169,6 +176,33 @@ def add(commands: Any) -> None:
         "Karmada's API into a karmada-apiserver already running there, at the advertised address "
         "(the Helm chart charts/karmada-py runs these as hooks; its templates deploy the rest)",
     )
+    proxy = parser.add_argument_group("--apiserver localkube and kube: the cluster proxy")
+    proxy.add_argument(
+        "--cluster-proxy",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="deploy the cluster proxy (karmada-cluster-proxy, serving clusters/NAME/proxy and the agents' "
+        "tunnels) and publish its address; false removes one a previous run deployed (true)",
+    )
+    proxy.add_argument(
+        "--cluster-proxy-node-port",
+        type=int,
+        default=32444,
+        metavar="PORT",
+        help="node port of its Service when --apiserver-service-type is NodePort (32444)",
+    )
+    proxy.add_argument(
+        "--cluster-proxy-advertise-address",
+        "--cluster-proxy-advertise-url",
+        dest="cluster_proxy_url",
+        metavar="URL",
+        help="https://HOST[:PORT] agents and users dial the proxy at (default: https://{the API server's "
+        "advertised address}:{--cluster-proxy-node-port}, or the proxy's load balancer on 8443); HOST goes "
+        "into its certificate. Needed with a ClusterIP Service",
+    )
     kube = parser.add_argument_group("--apiserver kube")
     kube.add_argument(
         "--etcd-replicas",
@@ -270,6 +304,38 @@ _KUBE_ONLY = (
     ("--etcd-image", "etcd_image", None),
     ("--kube-controller-manager-image", "kube_controller_manager_image", None),
 )
+# flags of the dedicated layouts' cluster proxy: (flag, dest, default)
+_PROXY_FLAGS = (
+    ("--cluster-proxy", "cluster_proxy", True),
+    ("--cluster-proxy-node-port", "cluster_proxy_node_port", 32444),
+    ("--cluster-proxy-advertise-address", "cluster_proxy_url", None),
+)
+
+
+def _proxy_options(args: argparse.Namespace) -> Any:
+    from karmada.install.cluster_proxy import ProxyOptions, check_url
+
+    if not 30000 <= args.cluster_proxy_node_port <= 32767:
+        raise CommandError(f"--cluster-proxy-node-port {args.cluster_proxy_node_port} is outside 30000-32767")
+    if args.cluster_proxy_node_port == args.node_port and args.apiserver_service_type == "NodePort":
+        raise CommandError(f"--cluster-proxy-node-port {args.node_port} is karmada-apiserver's node port too")
+    if not args.cluster_proxy:
+        for flag, value, default in _PROXY_FLAGS[1:]:
+            if getattr(args, value) != default:
+                raise CommandError(f"{flag} is for the cluster proxy, which --cluster-proxy=false leaves out")
+        return ProxyOptions(enabled=False)
+    url = None
+    if args.cluster_proxy_url:
+        try:
+            url = check_url(args.cluster_proxy_url)
+        except ValueError as exc:
+            raise CommandError(f"--cluster-proxy-advertise-address: {exc}") from None
+    elif args.apiserver_service_type == "ClusterIP":
+        raise CommandError(
+            "a ClusterIP Service needs --cluster-proxy-advertise-address for the cluster proxy (where it is "
+            "reachable), or --cluster-proxy=false"
+        )
+    return ProxyOptions(node_port=args.cluster_proxy_node_port, advertise_url=url)
 
 
 def _run_dedicated(args: argparse.Namespace) -> int:
@@ -319,15 +385,21 @@ def _run_dedicated(args: argparse.Namespace) -> int:
             controlplane_image=args.controlplane_image,
             timeout=args.timeout or 300.0,
             webhook_url=args.webhook_url,
+            cluster_proxy=_proxy_options(args),
         )
         async with KubeClient(host_config) as host:
             installed = await install(host, options, _say, only=args.only)
+        proxy = f", the cluster proxy at {installed.cluster_proxy}" if installed.cluster_proxy else ""
         if args.only:
-            print(f"init --only {args.only}: done (karmada-apiserver is advertised at {installed.server})")
+            print(f"init --only {args.only}: done (karmada-apiserver is advertised at {installed.server}{proxy})")
             return 0
         config = write_private(private_directory(args.karmada_data) / KARMADA_CONFIG, installed.kubeconfig.encode())
         print(f"wrote {config}")
-        print(DEDICATED_NEXT_STEPS.format(host=host_config.server, server=installed.server, config=config), end="")
+        step = PROXY_NEXT_STEP.format(proxy=installed.cluster_proxy) if installed.cluster_proxy else ""
+        print(
+            DEDICATED_NEXT_STEPS.format(host=host_config.server, server=installed.server, config=config, proxy=step),
+            end="",
+        )
         return 0
 
     return run_async(main)
@@ -341,6 +413,12 @@ def _run_external(args: argparse.Namespace) -> int:
     async def main() -> int:
         if args.only:
             raise CommandError("--only is for --apiserver localkube or kube (the steps of a dedicated install)")
+        for flag, value, default in _PROXY_FLAGS[1:]:  # --cluster-proxy=false: what external does anyway
+            if getattr(args, value) != default:
+                raise CommandError(
+                    f"{flag} is for --apiserver localkube or kube: with an external API server init has no key "
+                    "of its CA to issue the proxy's certificate (run karmada-controlplane --cluster-proxy-* yourself)"
+                )
         host_config = control_plane(args)
         config = from_kubeconfig(args.karmada_kubeconfig) if args.karmada_kubeconfig else host_config
         if args.deploy and config.server != host_config.server:
