@@ -57,10 +57,13 @@ def _run_hook(job: Obj, kubeconfig: Path) -> str:
 def test_the_charts_hooks_and_objects_make_a_working_karmada(host: ServerThread, tmp_path: Path) -> None:
     admin_config = host.kubeconfig(tmp_path, "host-admin", ["system:masters"])
     host_kubectl = Kubectl(admin_config, tmp_path / "cache")
-    node_port, webhook_port = free_node_port(), free_port()
+    node_port, webhook_port, proxy_port = free_node_port(), free_port(), free_node_port()
+    while proxy_port == node_port:
+        proxy_port = free_node_port()
     values = [
         "apiserver.advertiseAddress=127.0.0.1",
         f"apiserver.nodePort={node_port}",
+        f"clusterProxy.nodePort={proxy_port}",
         f"webhookURL=https://127.0.0.1:{webhook_port}",
         "hooks.timeout=60s",
     ]
@@ -115,6 +118,24 @@ spec:
             timeout=60,
             what="the control plane's leader Lease",
         )
+        # the cluster proxy: published with the API server's CA, serving at that address with a
+        # certificate from it, authenticating the admin's client certificate (no such cluster: 404)
+        proxy_url = f"https://127.0.0.1:{proxy_port}"
+        published = json.loads(
+            karmada("get", "configmap", "karmada-cluster-proxy", "-n", "karmada-system", "-o", "json").stdout
+        )["data"]
+        ca = base64.b64decode(
+            yaml.safe_load(config.read_text())["clusters"][0]["cluster"]["certificate-authority-data"]
+        )
+        assert published == {"server": proxy_url, "ca.crt": ca.decode()}
+        kubelet.run_component("karmada-cluster-proxy", f"--cluster-proxy-bind-address=127.0.0.1:{proxy_port}")
+        path = "/apis/cluster.karmada.io/v1alpha1/clusters/nowhere/proxy/api"
+
+        def answered() -> str | None:
+            result = karmada("get", "--raw", path, "--server", proxy_url, check=False)
+            return result.stderr if "NotFound" in result.stderr else None
+
+        wait_for(answered, timeout=30, what="the cluster proxy to answer")
     finally:
         kubelet.stop()
 

@@ -14,6 +14,7 @@ import yaml
 from karmada.images import IMAGE, KUBE_VERSION
 from karmada.install.apiserver_kube import KubeOptions
 from karmada.install.apiserver_localkube import ApiserverOptions
+from karmada.install.cluster_proxy import ProxyOptions
 from karmada.install.dedicated import DedicatedOptions, host_objects, secret_names
 from karmada.version import __version__
 from kubectl_karmada.cli import build_parser
@@ -39,6 +40,7 @@ CASES = {
         (
             "apiserver.serviceType=LoadBalancer",
             "apiserver.advertiseAddress=karmada.example",
+            "clusterProxy.advertiseAddress=https://proxy.karmada.example:8443",
             "apiserver.storage.size=20Gi",
             "apiserver.storage.storageClassName=fast",
             "image=registry.example/karmada-py:dev",
@@ -51,7 +53,12 @@ CASES = {
                 storage_class_name="fast",
             ),
             controlplane_image="registry.example/karmada-py:dev",
+            cluster_proxy=ProxyOptions(advertise_url="https://proxy.karmada.example:8443"),
         ),
+    ),
+    "localkube-no-cluster-proxy": (
+        ("clusterProxy.enabled=false",),
+        DedicatedOptions(cluster_proxy=ProxyOptions(enabled=False)),
     ),
     "kube": (("apiserver.mode=kube",), DedicatedOptions(kube=KubeOptions())),
     "kube-ha-mirror": (
@@ -62,10 +69,12 @@ CASES = {
             "kube.imageRegistry=mirror.example/k8s/",
             "kube.imageTag=v1.35.0",
             "apiserver.nodePort=30443",
+            "clusterProxy.nodePort=30444",
             "apiserver.storage.storageClassName=ssd",
         ),
         DedicatedOptions(
             apiserver=ApiserverOptions(node_port=30443, storage_class_name="ssd"),
+            cluster_proxy=ProxyOptions(node_port=30444),
             kube=KubeOptions(
                 registry="mirror.example/k8s/",
                 kube_version="v1.35.0",
@@ -102,7 +111,20 @@ def _jobs(*sets: str) -> dict[str, Obj]:
 @pytest.mark.parametrize(
     ("sets", "flags"),
     [
-        ((), ["--apiserver=localkube", "--apiserver-service-type=NodePort", "--apiserver-node-port=32443"]),
+        (
+            (),
+            [
+                "--apiserver=localkube",
+                "--apiserver-service-type=NodePort",
+                "--apiserver-node-port=32443",
+                "--cluster-proxy=true",
+                "--cluster-proxy-node-port=32444",
+            ],
+        ),
+        (
+            ("clusterProxy.enabled=false", "clusterProxy.nodePort=30444"),
+            ["--cluster-proxy=false"],
+        ),
         (
             (
                 "apiserver.mode=kube",
@@ -110,8 +132,10 @@ def _jobs(*sets: str) -> dict[str, Obj]:
                 "apiserver.advertiseAddress=10.0.0.7",
                 "apiserver.certExternalDNS={karmada.example,k.example}",
                 "webhookURL=https://webhook.example:8443",
+                "clusterProxy.advertiseAddress=https://proxy.example",
             ),
             [
+                "--cluster-proxy-advertise-address=https://proxy.example",
                 "--apiserver=kube",
                 "--apiserver-advertise-address=10.0.0.7",
                 "--cert-external-dns=karmada.example,k.example",
@@ -120,7 +144,7 @@ def _jobs(*sets: str) -> dict[str, Obj]:
             ],
         ),
     ],
-    ids=["default", "kube"],
+    ids=["default", "no-cluster-proxy", "kube"],
 )
 def test_the_hooks_run_init_steps_with_the_values_flags(sets: tuple[str, ...], flags: list[str]) -> None:
     jobs = _jobs(*sets)
@@ -135,6 +159,9 @@ def test_the_hooks_run_init_steps_with_the_values_flags(sets: tuple[str, ...], f
         assert set(flags) <= set(command), command
         args = build_parser().parse_args(command[1:])  # the real parser accepts every flag
         assert args.only == step and args.apiserver == ("kube" if "--apiserver=kube" in flags else "localkube")
+        assert args.cluster_proxy is ("--cluster-proxy=false" not in flags)
+        if not args.cluster_proxy:  # init refuses the proxy's other flags without it
+            assert not [a for a in command if a.startswith("--cluster-proxy-")], command
 
 
 def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None:
@@ -171,8 +198,18 @@ def test_the_hooks_rights_are_the_namespaces_secrets_and_reading_nodes() -> None
             "karmada-system",
             "a LoadBalancer Service needs apiserver.advertiseAddress",
         ),
+        (
+            ("apiserver.serviceType=LoadBalancer", "apiserver.advertiseAddress=karmada.example"),
+            "karmada-system",
+            "a LoadBalancer Service needs clusterProxy.advertiseAddress",
+        ),
+        (
+            ("apiserver.serviceType=ClusterIP", "apiserver.advertiseAddress=10.0.0.7"),
+            "karmada-system",
+            "a ClusterIP Service needs clusterProxy.advertiseAddress",
+        ),
     ],
-    ids=["namespace", "mode", "etcd-replicas", "clusterip", "loadbalancer"],
+    ids=["namespace", "mode", "etcd-replicas", "clusterip", "loadbalancer", "proxy-loadbalancer", "proxy-clusterip"],
 )
 def test_bad_values_fail_naming_the_value(sets: tuple[str, ...], namespace: str, message: str) -> None:
     result = render(*sets, namespace=namespace)

@@ -29,6 +29,9 @@ karmada-system
 {{- if and (eq .Values.apiserver.serviceType "LoadBalancer") (not .Values.apiserver.advertiseAddress) -}}
 {{- fail "a LoadBalancer Service needs apiserver.advertiseAddress: its address goes into the certificate, which the pre-install hook makes before the Service exists" -}}
 {{- end -}}
+{{- if and .Values.clusterProxy.enabled (ne .Values.apiserver.serviceType "NodePort") (not .Values.clusterProxy.advertiseAddress) -}}
+{{- fail (printf "a %s Service needs clusterProxy.advertiseAddress (https://HOST[:PORT], where agents dial the cluster proxy), or clusterProxy.enabled=false" .Values.apiserver.serviceType) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The pod security every container of the chart runs with. */}}
@@ -70,6 +73,13 @@ capabilities:
 {{- end }}
 {{- with .Values.webhookURL }}
 - --webhook-url={{ . }}
+{{- end }}
+- --cluster-proxy={{ .Values.clusterProxy.enabled }}
+{{- if .Values.clusterProxy.enabled }}
+- --cluster-proxy-node-port={{ .Values.clusterProxy.nodePort }}
+{{- with .Values.clusterProxy.advertiseAddress }}
+- --cluster-proxy-advertise-address={{ . }}
+{{- end }}
 {{- end }}
 - --image={{ include "karmada-py.image" . }}
 - --timeout={{ .Values.hooks.timeout }}
