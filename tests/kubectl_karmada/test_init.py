@@ -76,8 +76,44 @@ def test_errors_are_one_clear_line(plugin: Plugin) -> None:
         (["--apiserver", "kube", "--karmada-apiserver-replicas", "0"], "at least 1, not 0"),
         (["--apiserver", "kube", "--etcd-replicas", "2"], "invalid choice: 2 (choose from 1, 3, 5)"),
         (["--apiserver", "etcd"], "invalid choice: 'etcd'"),
+        (
+            ["--apiserver", "external", "--cluster-proxy-node-port", "30444"],
+            "error: --cluster-proxy-node-port is for --apiserver localkube or kube",
+        ),
+        (
+            ["--apiserver", "external", "--cluster-proxy-advertise-address", "https://proxy.example"],
+            "error: --cluster-proxy-advertise-address is for --apiserver localkube or kube",
+        ),
+        (["--cluster-proxy-node-port", "8443"], "error: --cluster-proxy-node-port 8443 is outside 30000-32767"),
+        (["--cluster-proxy-node-port", "32443"], "error: --cluster-proxy-node-port 32443 is karmada-apiserver's"),
+        (["--cluster-proxy-advertise-address", "http://proxy.example"], "want https://HOST[:PORT]"),
+        (
+            ["--apiserver-service-type", "ClusterIP", "--apiserver-advertise-address", "10.0.0.7"],
+            "error: a ClusterIP Service needs --cluster-proxy-advertise-address for the cluster proxy",
+        ),
+        (
+            ["--cluster-proxy=false", "--cluster-proxy-node-port", "30444"],
+            "error: --cluster-proxy-node-port is for the cluster proxy, which --cluster-proxy=false leaves out",
+        ),
+        (["--cluster-proxy=maybe"], 'invalid boolean "maybe"'),
     ],
-    ids=["etcd-replicas", "registry", "deploy", "only-external", "apiserver-replicas", "even-etcd", "choice"],
+    ids=[
+        "etcd-replicas",
+        "registry",
+        "deploy",
+        "only-external",
+        "apiserver-replicas",
+        "even-etcd",
+        "choice",
+        "proxy-node-port-external",
+        "proxy-url-external",
+        "proxy-node-port-range",
+        "proxy-node-port-taken",
+        "proxy-url",
+        "proxy-clusterip",
+        "proxy-off-and-node-port",
+        "proxy-boolean",
+    ],
 )
 def test_flags_of_another_choice_are_refused(plugin: Plugin, args: list[str], message: str) -> None:
     result = plugin("init", *args, check=False)

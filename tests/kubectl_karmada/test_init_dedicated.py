@@ -69,11 +69,15 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
     host_config = host.kubeconfig(tmp_path, "host-admin", ["system:masters"])
     host_kubectl = Kubectl(host_config, tmp_path / "cache")
     plugin = Plugin(host_config)
-    node_port, webhook_port = free_node_port(), free_port()
+    node_port, webhook_port, proxy_port = free_node_port(), free_port(), free_node_port()
+    while proxy_port == node_port:
+        proxy_port = free_node_port()
+    proxy_url = f"https://127.0.0.1:{proxy_port}"
     data = tmp_path / "karmada-data"
     args = [
         "--apiserver-advertise-address=127.0.0.1",
         f"--apiserver-node-port={node_port}",
+        f"--cluster-proxy-node-port={proxy_port}",
         f"--webhook-url=https://127.0.0.1:{webhook_port}",
         f"--karmada-data={data}",
         "--timeout=60s",
@@ -84,8 +88,12 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
         kubelet.run_apiserver()
         kubelet.run_component("karmada-webhook")
         kubelet.run_component("karmada-controlplane", *FAST_CONTROLPLANE)
+        kubelet.run_component("karmada-cluster-proxy", f"--cluster-proxy-bind-address=127.0.0.1:{proxy_port}")
         out = _finish(process)
         assert "statefulset/karmada-apiserver -n karmada-system ready" in out
+        assert "deployment/karmada-cluster-proxy -n karmada-system available" in out
+        assert f"configmap/karmada-cluster-proxy -n karmada-system applied (the cluster proxy at {proxy_url})" in out
+        assert f"Add --cluster-proxy-server {proxy_url} to it" in out
         assert f"karmada-apiserver answers at https://127.0.0.1:{node_port}" in out
         assert "11 CustomResourceDefinitions established" in out
         assert "deployment/karmada-controlplane -n karmada-system available" in out
@@ -107,12 +115,24 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
         can = karmada("auth", "can-i", "list", "secrets", "--as=system:karmada:karmada-webhook", check=False)
         assert can.stdout.strip() == "no"
 
-        # register a member through the advertised address and the CA in cluster-info
+        # the cluster proxy's address and CA, published for kubectl karmada logs/exec/get --live
+        published = json.loads(
+            karmada("get", "configmap", "karmada-cluster-proxy", "-n", "karmada-system", "-o", "json").stdout
+        )["data"]
+        assert published == {
+            "server": proxy_url,
+            "ca.crt": _secret_file(host_kubectl, "karmada-cert", "ca.crt").decode(),
+        }
+
+        # register a member through the advertised address and the CA in cluster-info, its agent
+        # dialling the cluster proxy as init's closing message says
         line = Plugin(config)("token", "create", "--print-register-command").stdout
         words = shlex.split(line)
         assert words[3] == f"127.0.0.1:{node_port}" and "--discovery-token-ca-cert-hash" in words, words
         member_config = member.kubeconfig(tmp_path, "m1-admin", ["system:masters"])
-        Plugin(member_config)(*words[2:], "--cluster-name", "m1", "--agent-rollout-timeout=0")
+        Plugin(member_config)(
+            *words[2:], "--cluster-name", "m1", "--agent-rollout-timeout=0", "--cluster-proxy-server", proxy_url
+        )
         kubelet.programs.append(_start_agent(member_config, tmp_path))
         wait_for(lambda: _ready(karmada, "m1"), timeout=60, what="cluster m1 Ready")
         karmada("apply", "-f", "-", stdin=_nginx_and_policy())
@@ -122,6 +142,14 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
             timeout=60,
             what="nginx in m1",
         )
+        # the member, read through the proxy's tunnel as the admin
+        through = "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/apis/apps/v1/namespaces/default/deployments"
+
+        def proxied() -> bool:
+            result = karmada("get", "--raw", through, "--server", proxy_url, check=False)
+            return result.returncode == 0 and '"nginx"' in result.stdout
+
+        wait_for(proxied, timeout=30, what="m1's Deployments through the cluster proxy")
         # karmada-webhook is in the path: a policy only it finds invalid is refused
         bad = _nginx_and_policy().replace(
             "    clusterAffinity:\n", "    clusterAffinities: [{affinityName: a}]\n    clusterAffinity:\n"
@@ -134,11 +162,33 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
             template = json.loads(host_kubectl("get", "deploy", name, "-n", "karmada-system", "-o", "json").stdout)
             assert template["spec"]["template"]["metadata"]["annotations"]["karmada.io/pki-hash"]
 
-        # init again converges: same CA, no roll of the API server's pod
+        # init again converges: same CA, no roll of the API server's pod, the proxy's certificate kept
         hash_before = _pki_hash(host_kubectl)
+        proxy_cert = _stored(host_kubectl, "secret", "karmada-cluster-proxy-cert")["data"]
         again = _finish(_init(plugin, *args))
         assert "deployment/karmada-webhook -n karmada-system available" in again
         assert _pki_hash(host_kubectl) == hash_before
+        assert _stored(host_kubectl, "secret", "karmada-cluster-proxy-cert")["data"] == proxy_cert
+
+        # --cluster-proxy=false removes what a run with it made, in the host and the Karmada API server
+        off = _finish(
+            _init(plugin, *[a for a in args if not a.startswith("--cluster-proxy-")], "--cluster-proxy=false")
+        )
+        for name in (
+            "deployment/karmada-cluster-proxy",
+            "service/karmada-cluster-proxy",
+            "secret/karmada-cluster-proxy-cert",
+        ):
+            assert f"{name} -n karmada-system deleted (--cluster-proxy=false)" in off, off
+        assert "configmap/karmada-cluster-proxy -n karmada-system deleted (--cluster-proxy=false)" in off
+        assert "--cluster-proxy-server" not in off
+        assert karmada("get", "configmap", "karmada-cluster-proxy", "-n", "karmada-system", check=False).returncode == 1
+        assert (
+            "karmada-cluster-proxy"
+            not in host_kubectl("get", "deploy,svc", "-n", "karmada-system", "-o", "name").stdout
+        )
+        back = _finish(_init(plugin, *args))
+        assert f"Add --cluster-proxy-server {proxy_url} to it" in back
         assert config.read_text() == (data / "karmada.config").read_text()
 
         # a restart of the API server's pod keeps the objects (its journal on the volume)
@@ -154,6 +204,12 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
 
     out = plugin("deinit").stdout
     assert "statefulset/karmada-apiserver -n karmada-system deleted" in out
+    for name in (
+        "deployment/karmada-cluster-proxy",
+        "service/karmada-cluster-proxy",
+        "secret/karmada-cluster-proxy-cert",
+    ):
+        assert f"{name} -n karmada-system deleted" in out, out
     assert host_kubectl("get", "secret", "karmada-cert", "-n", "karmada-system", "-o", "name").stdout.strip()
     wait_for(lambda: host_kubectl("get", "deploy", "-n", "karmada-system", "-o", "name").stdout == "", what="gone")
     out = plugin("deinit", "--purge-data").stdout
