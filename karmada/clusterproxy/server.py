@@ -161,8 +161,7 @@ class ClusterProxy:
             return status_response(503, "ServiceUnavailable", f"cluster {name}: {exc}")
         try:
             if body:
-                await stream.write(body)
-                await stream.end()
+                await stream.write(body, end=True)
             try:
                 async with asyncio.timeout(self.settings.response_timeout):
                     answer = await stream.received_headers()

@@ -158,8 +158,16 @@ class TunnelDialer:
 
     async def _answer(self, stream: Stream, response: aiohttp.ClientResponse) -> None:
         try:
-            await stream.send_headers(wire.response_headers(response.status, list(response.headers.items())))
-            async for chunk in response.content.iter_any():
+            # an answer already here whole (most are) goes as one message on the tunnel: the headers
+            # with the body's first frame, the end with its last; a stream (a watch, `logs -f`) sends
+            # its headers at once, before any body exists
+            content = response.content
+            answer = wire.response_headers(response.status, list(response.headers.items()))
+            await stream.send_headers(answer, flush=not content.is_eof())
+            while chunk := await content.readany():
+                if content.at_eof():
+                    await stream.write(chunk, end=True)
+                    return
                 await stream.write(chunk)
             await stream.end()
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -188,8 +196,7 @@ class TunnelDialer:
 
 async def _refuse(stream: Stream, code: int, reason: str, message: str) -> None:
     try:
-        await stream.send_headers([(":status", str(code)), ("content-type", "application/json")])
-        await stream.write(wire.status_body(code, reason, message))
-        await stream.end()
+        await stream.send_headers([(":status", str(code)), ("content-type", "application/json")], flush=False)
+        await stream.write(wire.status_body(code, reason, message), end=True)
     except StreamReset:
         pass

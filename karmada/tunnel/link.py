@@ -98,33 +98,44 @@ class Stream:
         return chunk
 
     # -- sent ----------------------------------------------------------------------------------
-    async def send_headers(self, headers: Headers, end_stream: bool = False) -> None:
+    async def send_headers(self, headers: Headers, end_stream: bool = False, flush: bool = True) -> None:
+        """Send headers; ``flush`` false leaves them to go out with the body's first frame."""
         self._check()
         try:
             self.link.conn.send_headers(self.id, headers, end_stream=end_stream)
         except h2.exceptions.ProtocolError:  # StreamClosedError too: the peer reset or closed it
             raise StreamReset("stream closed") from None
         self.local_ended = end_stream
-        await self.link.flush()
+        if flush or end_stream:
+            await self.link.flush()
 
-    async def write(self, data: bytes) -> None:
-        """Send ``data``, waiting for window where the peer has not taken what it got."""
+    async def write(self, data: bytes, end: bool = False) -> None:
+        """Send ``data`` (and with ``end``, end the stream on its last frame), waiting for window
+        where the peer has not taken what it got; one carrier message when it fits one frame."""
         view = memoryview(data)
-        while view:
+        while True:
             self._check()
             try:
                 window = self.link.conn.local_flow_control_window(self.id)
                 size = min(window, self.link.conn.max_outbound_frame_size, len(view))
-                if size > 0:
-                    self.link.conn.send_data(self.id, view[:size].tobytes())
+                last = size == len(view)
+                if size > 0 or (last and end):
+                    self.link.conn.send_data(self.id, view[:size].tobytes(), end_stream=end and last)
             except h2.exceptions.ProtocolError:  # StreamClosedError too: the peer reset or closed it
                 raise StreamReset("stream closed") from None
-            if size <= 0:
+            if size <= 0 and not last:
                 self._window.clear()
                 await self._window.wait()
                 continue
             view = view[size:]
+            if not view:
+                break
             await self.link.flush()
+        if end:
+            self.local_ended = True
+        await self.link.flush()
+        if end:
+            self.link._maybe_forget(self)
 
     async def end(self) -> None:
         if self.local_ended or self._failure is not None:
