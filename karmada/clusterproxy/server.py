@@ -182,10 +182,17 @@ class ClusterProxy:
     async def _stream_back(
         self, request: web.Request, status: int, answer: Headers, stream: Stream
     ) -> web.StreamResponse:
+        headers = [(key, value) for key, value in answer if not key.startswith(":") and key not in wire.HOP_BY_HOP]
+        if stream.remote_ended:  # the whole answer is here: one write to the caller
+            body = bytearray()
+            while chunk := await stream.read():
+                body += chunk
+            whole = web.Response(status=status, body=bytes(body))
+            whole.headers.clear()
+            whole.headers.extend(headers)
+            return whole
         response = web.StreamResponse(status=status)
-        for key, value in answer:
-            if not key.startswith(":") and key not in wire.HOP_BY_HOP:
-                response.headers.add(key, value)
+        response.headers.extend(headers)
         await response.prepare(request)
         with contextlib.suppress(ConnectionResetError):
             while chunk := await stream.read():
