@@ -64,8 +64,11 @@ async def delete_token(client: KubeClient, id_or_token: str) -> str:
     return token_id
 
 
-def register_command(parent: str, server: str, token: BootstrapToken, ca_pem: bytes | None) -> str:
-    """``<parent> register <host:port> --token ... --discovery-token-ca-cert-hash sha256:...``."""
+def register_command(
+    parent: str, server: str, token: BootstrapToken, ca_pem: bytes | None, cluster_proxy_server: str = ""
+) -> str:
+    """``<parent> register <host:port> --token ... --discovery-token-ca-cert-hash sha256:...``, and
+    ``--cluster-proxy-server URL`` when the control plane has a cluster proxy."""
     if not ca_pem:
         raise ValueError(
             "the kubeconfig has no certificate authority for the control plane, so no CA hash can be printed; "
@@ -74,4 +77,6 @@ def register_command(parent: str, server: str, token: BootstrapToken, ca_pem: by
     endpoint = server.removeprefix("https://").rstrip("/")
     pins = ",".join(pins_for(ca_pem))
     parts = [*shlex.split(parent), "register", endpoint, "--token", token.value, "--discovery-token-ca-cert-hash", pins]
+    if cluster_proxy_server:
+        parts += ["--cluster-proxy-server", cluster_proxy_server]
     return shlex.join(parts)

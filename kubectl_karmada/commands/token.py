@@ -24,8 +24,8 @@ def add(commands: Any) -> None:
         help="create a bootstrap token",
         description=(
             "Create a bootstrap token on the control plane and print it. With --print-register-command, print\n"
-            "the complete `kubectl karmada register` command instead, CA hash included, ready to run against a\n"
-            "member cluster."
+            "the complete `kubectl karmada register` command instead, CA hash included (and --cluster-proxy-server\n"
+            "when the control plane publishes a cluster proxy), ready to run against a member cluster."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,6 +61,7 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def _run_create(args: argparse.Namespace) -> int:
+    from karmada.clusterproxy.endpoint import discover
     from karmada.kube import KubeClient
     from karmada.registration import tokens
 
@@ -74,8 +75,10 @@ def _run_create(args: argparse.Namespace) -> int:
                 groups=_split(args.groups),
                 description=args.description,
             )
+            # agents dial the cluster proxy the control plane publishes, when it has one
+            proxy = await discover(client) if args.print_register_command else None
         if args.print_register_command:
-            print(tokens.register_command(PARENT, config.server, token, config.ca_pem))
+            print(tokens.register_command(PARENT, config.server, token, config.ca_pem, proxy.server if proxy else ""))
         else:
             print(token.value)
         return 0

@@ -86,3 +86,17 @@ def test_print_register_command(plugin: Plugin, localkube: ServerThread) -> None
     assert words[3] == localkube.url.removeprefix("https://")
     assert words[4] == "--token" and BootstrapToken.parse(words[5])
     assert words[6:] == ["--discovery-token-ca-cert-hash", ca_cert_hash(localkube.server.ca_pem())]
+
+
+def test_the_register_command_names_the_published_cluster_proxy(plugin: Plugin, admin: Kubectl) -> None:
+    plugin("init", "--apiserver", "external")
+    published = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: karmada-cluster-proxy\n  namespace: karmada-system\n"
+    )
+    published += "data:\n  server: https://proxy.example:32444\n"
+    admin("apply", "-f", "-", stdin=published)
+    try:
+        words = shlex.split(plugin("token", "create", "--print-register-command").stdout)
+        assert words[-2:] == ["--cluster-proxy-server", "https://proxy.example:32444"]
+    finally:
+        admin("delete", "configmap", "karmada-cluster-proxy", "-n", "karmada-system")
