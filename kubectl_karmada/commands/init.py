@@ -31,7 +31,7 @@ Next:
      never to the host cluster.
 """
 PROXY_NEXT_STEP = """
-     Add --cluster-proxy-server {proxy} to it: the agent keeps a tunnel to the
+     It carries --cluster-proxy-server {proxy}: the agent keeps a tunnel to the
      cluster proxy, so kubectl karmada logs/exec/attach and get --live reach the member
      even behind NAT (kubectl karmada proxy-config finds the proxy by itself)."""
 EXTERNAL_NEXT_STEPS = """\

@@ -93,7 +93,7 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
         assert "statefulset/karmada-apiserver -n karmada-system ready" in out
         assert "deployment/karmada-cluster-proxy -n karmada-system available" in out
         assert f"configmap/karmada-cluster-proxy -n karmada-system applied (the cluster proxy at {proxy_url})" in out
-        assert f"Add --cluster-proxy-server {proxy_url} to it" in out
+        assert f"It carries --cluster-proxy-server {proxy_url}:" in out
         assert f"karmada-apiserver answers at https://127.0.0.1:{node_port}" in out
         assert "11 CustomResourceDefinitions established" in out
         assert "deployment/karmada-controlplane -n karmada-system available" in out
@@ -129,10 +129,9 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
         line = Plugin(config)("token", "create", "--print-register-command").stdout
         words = shlex.split(line)
         assert words[3] == f"127.0.0.1:{node_port}" and "--discovery-token-ca-cert-hash" in words, words
+        assert words[-2:] == ["--cluster-proxy-server", proxy_url]  # the printed command dials the proxy
         member_config = member.kubeconfig(tmp_path, "m1-admin", ["system:masters"])
-        Plugin(member_config)(
-            *words[2:], "--cluster-name", "m1", "--agent-rollout-timeout=0", "--cluster-proxy-server", proxy_url
-        )
+        Plugin(member_config)(*words[2:], "--cluster-name", "m1", "--agent-rollout-timeout=0")
         kubelet.programs.append(_start_agent(member_config, tmp_path))
         wait_for(lambda: _ready(karmada, "m1"), timeout=60, what="cluster m1 Ready")
         karmada("apply", "-f", "-", stdin=_nginx_and_policy())
@@ -188,7 +187,7 @@ def test_init_deploys_a_dedicated_apiserver_that_propagates_to_members(
             not in host_kubectl("get", "deploy,svc", "-n", "karmada-system", "-o", "name").stdout
         )
         back = _finish(_init(plugin, *args))
-        assert f"Add --cluster-proxy-server {proxy_url} to it" in back
+        assert f"It carries --cluster-proxy-server {proxy_url}:" in back
         assert config.read_text() == (data / "karmada.config").read_text()
 
         # a restart of the API server's pod keeps the objects (its journal on the volume)
