@@ -134,8 +134,11 @@ class ClusterProxy:
         cluster = self.cluster(name)
         if cluster is None:
             return status_response(404, "NotFound", f'clusters.cluster.karmada.io "{name}" not found')
-        tail = request.match_info.get("tail") or "/"
-        path_qs = tail + (f"?{request.query_string}" if request.query_string else "")
+        # the path and query as the caller encoded them (a decoded `exit 3` or `a%26b` would change meaning)
+        raw_path = request.rel_url.raw_path
+        tail = raw_path[raw_path.index("/proxy", len(PROXY_PREFIX)) + len("/proxy") :] or "/"
+        query = request.rel_url.raw_query_string
+        path_qs = tail + (f"?{query}" if query else "")
         headers = list(request.headers.items())
         websocket = request.headers.get("Upgrade", "").lower() == "websocket"
         if request.headers.get("Upgrade") and not websocket:

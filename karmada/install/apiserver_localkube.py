@@ -117,24 +117,25 @@ class ApiserverOptions:
 # ---- subject alternative names
 
 
-def service_names(cluster_domain: str = "cluster.local") -> list[str]:
-    """The names the Service answers to inside the host cluster, then loopback."""
-    service = f"{NAME}.{NAMESPACE}"
-    return [NAME, service, f"{service}.svc", f"{service}.svc.{cluster_domain}", "localhost", "127.0.0.1"]
+def service_names(cluster_domain: str = "cluster.local", name: str = NAME) -> list[str]:
+    """The names the Service ``name`` answers to inside the host cluster, then loopback."""
+    service = f"{name}.{NAMESPACE}"
+    return [name, service, f"{service}.svc", f"{service}.svc.{cluster_domain}", "localhost", "127.0.0.1"]
 
 
 def subject_alt_names(
-    hosts: Iterable[str], extra_names: Iterable[str] = (), cluster_domain: str = "cluster.local"
+    hosts: Iterable[str], extra_names: Iterable[str] = (), cluster_domain: str = "cluster.local", name: str = NAME
 ) -> list[str]:
-    """Every SAN the serving certificate carries, in order, once each: the Service's names,
-    loopback, the advertise addresses (``hosts``) and ``extra_names``; IPs in canonical form."""
+    """Every SAN a serving certificate of the Service ``name`` carries, in order, once each: the
+    Service's names, loopback, the advertise addresses (``hosts``) and ``extra_names``; IPs in
+    canonical form."""
     names: dict[str, None] = {}
-    for given in [*service_names(cluster_domain), *hosts, *extra_names]:
-        name = given.strip()
-        if not name:
+    for given in [*service_names(cluster_domain, name), *hosts, *extra_names]:
+        value = given.strip()
+        if not value:
             continue
-        ip = ip_of(name)
-        names[str(ip) if ip is not None else name.lower()] = None
+        ip = ip_of(value)
+        names[str(ip) if ip is not None else value.lower()] = None
     return list(names)
 
 

@@ -40,8 +40,9 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from karmada.install import apiserver_localkube
 from karmada.install.apiserver_localkube import ServiceType, certificate_sans
-from karmada.pki.authority import current, distinguished_name, ip_of, issue
+from karmada.pki.authority import current, distinguished_name, issue
 
 Obj = dict[str, Any]
 NAME = "karmada-cluster-proxy"
@@ -103,22 +104,14 @@ def url_for(address: str, port: int) -> str:
 
 def service_names(cluster_domain: str = "cluster.local") -> list[str]:
     """The names the Service answers to inside the host cluster, then loopback."""
-    service = f"{NAME}.{NAMESPACE}"
-    return [NAME, service, f"{service}.svc", f"{service}.svc.{cluster_domain}", "localhost", "127.0.0.1"]
+    return apiserver_localkube.service_names(cluster_domain, NAME)
 
 
 def subject_alt_names(
     hosts: Iterable[str], extra_names: Iterable[str] = (), cluster_domain: str = "cluster.local"
 ) -> list[str]:
-    """The serving certificate's SANs, once each, IPs in canonical form: the Service's
-    names, loopback, the advertised addresses (``hosts``) and ``extra_names``."""
-    names: dict[str, None] = {}
-    for given in [*service_names(cluster_domain), *hosts, *extra_names]:
-        name = given.strip()
-        if name:
-            ip = ip_of(name)
-            names[str(ip) if ip is not None else name.lower()] = None
-    return list(names)
+    """The serving certificate's SANs, as the API server's rule makes them for this Service."""
+    return apiserver_localkube.subject_alt_names(hosts, extra_names, cluster_domain, NAME)
 
 
 def serving_pair(

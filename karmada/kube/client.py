@@ -494,6 +494,14 @@ class KubeClient:
             raise KubeError(0, INVALID_RESPONSE, f"list {path}: the answer is not a list")
         return page
 
+    def _passthrough_headers(self, headers: Headers) -> CIMultiDict[str]:
+        """The caller's headers as given, with this client's token (a certificate goes in TLS)."""
+        sent: CIMultiDict[str] = CIMultiDict(headers)
+        token = self._auth.issued.token
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        return sent
+
     async def passthrough(
         self, method: str, path_qs: str, headers: Headers, body: bytes | None
     ) -> aiohttp.ClientResponse:
@@ -501,10 +509,7 @@ class KubeClient:
         given, this client's credentials; the raw answer, not decoded or decompressed, for the
         caller to stream and release. No total timeout: a ``watch`` or ``logs -f`` lasts."""
         session = await self._ensure(watch=True)
-        sent: CIMultiDict[str] = CIMultiDict(headers)
-        token = self._auth.issued.token
-        if token:
-            sent["Authorization"] = f"Bearer {token}"
+        sent = self._passthrough_headers(headers)
         try:
             return await session.request(
                 method,
@@ -524,10 +529,7 @@ class KubeClient:
         """Open a WebSocket as a proxy does (``exec``, ``attach``, ``port-forward``); a refused
         upgrade raises :class:`KubeError` with the server's status."""
         session = await self._ensure(watch=True)
-        sent: CIMultiDict[str] = CIMultiDict(headers)
-        token = self._auth.issued.token
-        if token:
-            sent["Authorization"] = f"Bearer {token}"
+        sent = self._passthrough_headers(headers)
         try:
             return await session.ws_connect(
                 URL(self.config.server + path_qs, encoded=True),

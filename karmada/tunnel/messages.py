@@ -96,15 +96,11 @@ async def _stream_to_socket(stream: Stream, ws: Any) -> None:
                 return
 
 
-async def relay(ws: Any, stream: Stream) -> None:
-    """Messages both ways between a WebSocket and a stream until either side closes."""
-    tasks = [
-        asyncio.ensure_future(_socket_to_stream(ws, stream)),
-        asyncio.ensure_future(_stream_to_socket(stream, ws)),
-    ]
+async def _both_ways(tasks: list[asyncio.Future[None]], sockets: tuple[Any, ...]) -> None:
+    """Run the two directions until one ends, give the other a moment to deliver what is in
+    flight, then stop both and close the sockets; an unexpected error is raised."""
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        # one direction ended: give the other a moment to deliver what is in flight
         pending = [t for t in tasks if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=1.0)
@@ -118,9 +114,23 @@ async def relay(ws: Any, stream: Stream) -> None:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if not ws.closed:
-            with contextlib.suppress(Exception):
-                await ws.close()
+        for ws in sockets:
+            if not ws.closed:
+                with contextlib.suppress(Exception):
+                    await ws.close()
+
+
+async def relay(ws: Any, stream: Stream) -> None:
+    """Messages both ways between a WebSocket and a stream until either side closes."""
+    try:
+        await _both_ways(
+            [
+                asyncio.ensure_future(_socket_to_stream(ws, stream)),
+                asyncio.ensure_future(_stream_to_socket(stream, ws)),
+            ],
+            (ws,),
+        )
+    finally:
         stream.reset()
 
 
@@ -138,19 +148,6 @@ async def _socket_to_socket(source: Any, target: Any) -> None:
 
 async def join(a: Any, b: Any) -> None:
     """Messages both ways between two WebSockets (a Push member's, reached directly)."""
-    tasks = [asyncio.ensure_future(_socket_to_socket(a, b)), asyncio.ensure_future(_socket_to_socket(b, a))]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        pending = [t for t in tasks if not t.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=1.0)
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        for ws in (a, b):
-            if not ws.closed:
-                with contextlib.suppress(Exception):
-                    await ws.close()
+    await _both_ways(
+        [asyncio.ensure_future(_socket_to_socket(a, b)), asyncio.ensure_future(_socket_to_socket(b, a))], (a, b)
+    )

@@ -241,3 +241,13 @@ def test_karmada_get_reads_members_live_through_the_proxy(proxied: Proxied) -> N
     assert got.returncode == 0, got.stderr
     rows = {tuple(line.split()[:2]) for line in got.stdout.splitlines()[1:]}
     assert {("live-member1", "member1"), ("live-member2", "member2")} <= rows, got.stdout
+
+
+def test_exec_in_a_push_member_goes_direct(proxied: Proxied) -> None:
+    """A Push member's WebSocket is joined to the caller's in the proxy (no tunnel involved)."""
+    config = proxied.config("member2")
+    assert proxied.kubectl(config, "create", "deployment", "pushed-web", "--image=nginx").returncode == 0
+    pod = running_pod(proxied, config, "pushed-web")
+    assert proxied.sh(f"kubectl karmada exec -C member2 {pod} -- echo pushed") == "pushed\n"
+    failed = proxied.run("kubectl", "karmada", "exec", "-C", "member2", pod, "--", "sh", "-c", "exit 3")
+    assert failed.returncode == 3, failed.stderr

@@ -215,3 +215,11 @@ async def test_a_caller_that_hangs_up_on_a_quiet_watch_releases_its_stream(proxy
     await session.close()
     assert await asyncio.wait_for(proxy.agent.released.get(), 5) == "/api/v1/namespaces/quiet/configmaps?watch=true"
     assert not proxy.proxy.hub.link("member1").streams  # type: ignore[union-attr]
+
+
+async def test_the_path_and_query_go_as_the_caller_encoded_them(proxy: Proxy) -> None:
+    """``sh -c "exit 3"``'s ``exit+3`` and a ``%26`` inside a value reach the member untouched."""
+    url = proxy.url("member1", "/api/v1/namespaces/a%2Fb/pods/p/exec?command=sh&command=exit+3&labelSelector=x%26y")
+    status, body, _ = await call(url, "POST", data=b"", headers={"Content-Type": "text/plain"})
+    assert status == 201
+    assert body["path"] == "/api/v1/namespaces/a%2Fb/pods/p/exec?command=sh&command=exit+3&labelSelector=x%26y"
