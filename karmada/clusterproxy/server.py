@@ -135,8 +135,8 @@ class ClusterProxy:
         if cluster is None:
             return status_response(404, "NotFound", f'clusters.cluster.karmada.io "{name}" not found')
         # the path and query as the caller encoded them (a decoded `exit 3` or `a%26b` would change meaning)
-        raw_path = request.rel_url.raw_path
-        tail = raw_path[raw_path.index("/proxy", len(PROXY_PREFIX)) + len("/proxy") :] or "/"
+        _cluster_segment, _, after = request.rel_url.raw_path[len(PROXY_PREFIX) :].partition("/")
+        tail = after.removeprefix("proxy") or "/"
         query = request.rel_url.raw_query_string
         path_qs = tail + (f"?{query}" if query else "")
         headers = list(request.headers.items())
