@@ -36,6 +36,7 @@ log = logging.getLogger("karmada.tunnel")
 
 MAX_BODY = 4 << 20  # kube-apiserver takes request bodies up to 3 MiB
 HEARTBEAT = 30.0  # seconds between WebSocket pings: a dead connection is noticed within two
+STABLE = 30.0  # seconds a tunnel must have lasted for the backoff to start over
 
 
 def tunnel_url(server: str, cluster: str) -> str:
@@ -108,14 +109,16 @@ class TunnelDialer:
             ) as ws,
         ):
             log.info("cluster proxy tunnel of %s: connected to %s", self.cluster, self.server)
-            self.backoff.reset()
             link = self.link = Link(ws, client=False, handler=self.serve, name=self.cluster)
             self.connected.set()
+            began = asyncio.get_running_loop().time()
             try:
                 await link.run()
             finally:
                 self.connected.clear()
                 self.link = None
+            if asyncio.get_running_loop().time() - began >= STABLE:
+                self.backoff.reset()  # a tunnel dropped at once (a proxy refusing it) keeps backing off
             log.info("cluster proxy tunnel of %s: disconnected", self.cluster)
 
     async def serve(self, stream: Stream) -> None:
