@@ -61,7 +61,8 @@ def test_join_refuses_what_it_must(pull_mode: PullMode, member1: ServerThread, w
     assert pull_mode.member_admin(member1, "member1")("get", "ns", "karmada-cluster", check=False).returncode != 0
     dry = pull_mode.join(member1, "member1", "--dry-run", "-o", "json")
     kinds = [o["kind"] for o in json.loads(dry.stdout)["items"]]
-    in_member = ["Namespace", "ServiceAccount", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    # the controller manager's account and role, then the impersonator's impersonate-only role
+    in_member = ["Namespace", "ServiceAccount", "ServiceAccount", *["ClusterRole", "ClusterRoleBinding"] * 2]
     assert kinds == [*in_member, "Namespace", "Secret", "Secret", "Cluster"]
     assert pull_mode.cluster("member1") is None
     bad = pull_mode.join(member1, "Member_1", check=False)
