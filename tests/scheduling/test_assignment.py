@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -204,3 +206,58 @@ def test_job_completions_follow_parallelism() -> None:
     assert job_completions(None, spec, targets) is None
     duplicated = binding_spec(replicas=6, placement={"replicaScheduling": {"replicaSchedulingType": "Duplicated"}})
     assert job_completions(12, duplicated, targets) is None
+
+
+TEN = [f"member{i}" for i in range(1, 11)]
+EVEN_UID = "4858ca61-3ff8-4095-8267-f3d059d8074c"  # FNV-1a 32 even: ties by ascending name
+ODD_UID = "d43fdeeb-d750-4e2b-bee3-64eb94534f4c"  # odd: ties by descending name
+
+
+def run_with_uid(
+    placement: dict[str, Any], replicas: int, names: list[str], uid: str, previous: dict[str, int] | None = None
+) -> dict[str, int]:
+    spec = binding_spec(replicas=replicas, placement=placement, clusters=previous, requests={}, uid=uid)
+    result = assign_replicas(candidates(dict.fromkeys(names, 0)), spec, status(), Placement.from_dict(placement))
+    return {c.name: c.replicas or 0 for c in result}
+
+
+@pytest.mark.parametrize(
+    ("names", "replicas", "uid", "previous", "expected"),
+    [
+        # Karmada's Test_dispenser_AllocateByWeight, the odd/even UID cases: 5 over two equal weights
+        (["A", "B"], 5, EVEN_UID, None, {"A": 3, "B": 2}),
+        (["A", "B"], 5, ODD_UID, None, {"A": 2, "B": 3}),
+        # fewer replicas than equally weighted clusters: the remainder follows names, and names
+        # compare as strings, so member10 sorts between member1 and member2
+        (TEN, 2, EVEN_UID, None, {"member1": 1, "member10": 1}),
+        (TEN, 2, "", None, {"member1": 1, "member10": 1}),
+        (TEN, 2, ODD_UID, None, {"member8": 1, "member9": 1}),
+        (TEN, 3, EVEN_UID, None, {"member1": 1, "member10": 1, "member2": 1}),
+        (TEN, 3, ODD_UID, None, {"member7": 1, "member8": 1, "member9": 1}),
+        # the previous result (Karmada still fills LastReplicas, AllocateByWeight ignores it) does not count
+        (TEN, 2, EVEN_UID, {"member5": 1, "member6": 1}, {"member1": 1, "member10": 1}),
+        (TEN, 2, ODD_UID, {"member5": 1, "member6": 1}, {"member8": 1, "member9": 1}),
+    ],
+)
+def test_equal_static_weights_break_ties_by_uid_parity_then_name(
+    names: list[str], replicas: int, uid: str, previous: dict[str, int] | None, expected: dict[str, int]
+) -> None:
+    assert run_with_uid(static(dict.fromkeys(names, 1)), replicas, names, uid, previous) == expected
+
+
+def test_equal_static_weights_put_two_replicas_on_four_of_ten_members() -> None:
+    """The propagation bench's placement: 2 replicas, ten members of weight 1, many templates.
+
+    Only two tie-breaks exist (by the UID's parity), so every Deployment lands on
+    member1 and member10 or on member8 and member9, about half each; the other six
+    members get nothing, as in Karmada since v1.16 (the Webster dispenser).
+    """
+    placement = static(dict.fromkeys(TEN, 1))
+    per_member: Counter[str] = Counter()
+    for i in range(1000):
+        per_member.update(run_with_uid(placement, 2, TEN, str(uuid.uuid5(uuid.NAMESPACE_OID, str(i)))))
+    assert set(per_member) == {"member1", "member10", "member8", "member9"}
+    assert per_member["member1"] == per_member["member10"]
+    assert per_member["member8"] == per_member["member9"]
+    assert per_member["member1"] + per_member["member8"] == 1000
+    assert 400 < per_member["member1"] < 600
