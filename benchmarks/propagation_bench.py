@@ -26,6 +26,16 @@ the Works and reflects their status itself, no agents); ``--mode both`` runs
 pull, then push, and prints the figures side by side. (d) is then also given
 per member, since in push mode the control plane does each member's work.
 
+Members are sized from these options so that simulated capacity can never
+cap the result: each member gets room for every replica of every Deployment
+of (a) and (b) (the worst case: all of them in one member), and the bench
+prints the nodes and pods per node it chose (``--node-pods`` overrides, e.g.
+``--node-pods 110`` for the sandbox's default). While waiting for readiness it
+lists the members' Pending Pods; a run whose ready count stops growing while
+Pods are Unschedulable (or that makes no progress for ``--stall`` seconds)
+ends at once with a ``capped:`` or ``stalled:`` line, the pending Pods per
+member and the replicas not ready, and exit status 2.
+
 Run: ``python -m benchmarks.propagation_bench [--members 10] [--deployments 1000] [--deps] [--mode both]``.
 """
 
@@ -33,17 +43,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
-from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, SECRETS, Resource
+from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, Resource
 from karmada.sandbox.processes import ProcessRecord
 from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
 from localkube.metrics import parse_request_totals
@@ -121,6 +134,100 @@ def _policy(members: list[str], deps: bool = False) -> dict[str, Any]:
     }
 
 
+NODES_PER_MEMBER = 3
+DEFAULT_NODE_PODS = 110  # a kubelet's default, with the sandbox's 8 cpu and 32Gi a node
+SPARE_PODS_PER_NODE = 10  # anything else a member may run
+POLL_PODS_S = 5.0  # how often the members' Pending Pods are listed while waiting for readiness
+CAPPED_AFTER_S = 10.0  # no new ready template for this long while Pods are Unschedulable: capped
+
+
+@dataclass(frozen=True)
+class MemberSize:
+    """The simulated nodes each member gets, and the Pods the bench may put in one member."""
+
+    nodes: int
+    node_pods: int
+    node_cpu: str
+    node_memory: str
+    needed_pods: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.nodes} nodes of {self.node_pods} pods, {self.node_cpu} cpu, {self.node_memory} per member "
+            f"({self.nodes * self.node_pods} pods; up to {self.needed_pods} bench Pods in one member)"
+        )
+
+
+def member_size(deployments: int, replicas: int, rate: float, seconds: float, node_pods: int = 0) -> MemberSize:
+    """Nodes for each member so that no placement of (a)'s and (b)'s replicas can fill one.
+
+    The worst case is every replica of every Deployment in a single member, so
+    that is what each member must hold (plus a little for anything else);
+    ``node_pods`` > 0 fixes the pods per node instead (a capped run on purpose).
+    Cpu and memory grow with the pods, in the default node's proportion, though
+    the bench's Pods request neither.
+    """
+    steady = math.ceil(rate * seconds) + 1 if seconds > 0 else 0
+    needed = (deployments + steady) * max(replicas, 0)
+    nodes = NODES_PER_MEMBER
+    pods = node_pods if node_pods > 0 else max(DEFAULT_NODE_PODS, math.ceil(needed / nodes) + SPARE_PODS_PER_NODE)
+    scale = max(1.0, pods / DEFAULT_NODE_PODS)
+    return MemberSize(nodes, pods, str(math.ceil(8 * scale)), f"{math.ceil(32 * scale)}Gi", needed)
+
+
+class Capped(Exception):
+    """The burst cannot (or does not) become ready; the message says why, with the counts."""
+
+
+@dataclass
+class PendingPods:
+    """The bench's Pending Pods in each member, and how many of them are Unschedulable."""
+
+    pending: dict[str, int]
+    unschedulable: dict[str, int]
+    rejected: dict[str, int]  # Failed Pods a node turned away (OutOfpods and the like)
+
+    @property
+    def total_unschedulable(self) -> int:
+        return sum(self.unschedulable.values()) + sum(self.rejected.values())
+
+    def describe(self) -> str:
+        def per_member(counts: dict[str, int]) -> str:
+            listed = [f"{m}={n}" for m, n in counts.items() if n]
+            return ", ".join(listed) or "none"
+
+        return (
+            f"pending Pods per member: {per_member(self.pending)}; "
+            f"unschedulable: {per_member(self.unschedulable)}; rejected by a node: {per_member(self.rejected)}"
+        )
+
+
+def _unschedulable(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
+        for c in conditions
+    )
+
+
+async def pending_pods(members: dict[str, KubeClient]) -> PendingPods:
+    """List only Pending and Failed bench Pods (a field selector), so a healthy run costs little."""
+
+    async def one(client: KubeClient) -> tuple[int, int, int]:
+        pending = await client.list(PODS, NAMESPACE, labelSelector=LABEL, fieldSelector="status.phase=Pending")
+        failed = await client.list(PODS, NAMESPACE, labelSelector=LABEL, fieldSelector="status.phase=Failed")
+        items = pending.get("items") or []
+        return len(items), sum(_unschedulable(p) for p in items), len(failed.get("items") or [])
+
+    counts = await asyncio.gather(*(one(c) for c in members.values()))
+    names = list(members)
+    return PendingPods(
+        pending={n: c[0] for n, c in zip(names, counts, strict=True)},
+        unschedulable={n: c[1] for n, c in zip(names, counts, strict=True)},
+        rejected={n: c[2] for n, c in zip(names, counts, strict=True)},
+    )
+
+
 def _program(record: ProcessRecord) -> int:
     return record.program_pid() or record.pid
 
@@ -186,13 +293,60 @@ async def _writes(client: KubeClient) -> Counter[str]:
     return counts
 
 
-async def _ready(client: KubeClient, names: set[str], replicas: int) -> set[str]:
+async def _ready(client: KubeClient, names: set[str], replicas: int) -> tuple[set[str], int]:
+    """The templates whose aggregated status has every replica ready, and the replicas not ready."""
     listed = await client.list(DEPLOYMENTS, NAMESPACE, labelSelector=LABEL)
-    return {
-        item["metadata"]["name"]
-        for item in listed.get("items") or []
-        if item["metadata"]["name"] in names and (item.get("status") or {}).get("readyReplicas") == replicas
-    }
+    ready: set[str] = set()
+    missing = replicas * len(names)
+    for item in listed.get("items") or []:
+        name = item["metadata"]["name"]
+        if name not in names:
+            continue
+        count = int((item.get("status") or {}).get("readyReplicas") or 0)
+        missing -= min(count, replicas)
+        if count == replicas:
+            ready.add(name)
+    return ready, missing
+
+
+async def wait_ready(
+    client: KubeClient,
+    members: dict[str, KubeClient],
+    names: set[str],
+    replicas: int,
+    timeout: float,
+    stall: float,
+) -> float:
+    """When every template reported all its replicas ready; :class:`Capped` as soon as that cannot happen.
+
+    Capped: the ready count has not grown for ``CAPPED_AFTER_S`` while the members
+    hold Unschedulable (or node-rejected) bench Pods. Stalled: no growth for
+    ``stall`` seconds whatever the reason. Both, and the timeout, say how far it got.
+    """
+    began = time.monotonic()
+    best, progressed, polled = -1, began, began
+    pods: PendingPods | None = None
+    while True:
+        ready, missing = await _ready(client, names, replicas)
+        now = time.monotonic()
+        if len(ready) == len(names):
+            return now
+        if len(ready) > best:
+            best, progressed = len(ready), now
+        if now - polled >= POLL_PODS_S or pods is None:
+            pods, polled = await pending_pods(members), now
+        idle = now - progressed
+        state = (
+            f"{len(ready)} of {len(names)} templates ready, {missing} replicas not ready, "
+            f"no new ready template for {idle:.0f}s; {pods.describe()}"
+        )
+        if pods.total_unschedulable and idle >= CAPPED_AFTER_S:
+            raise Capped(f"capped: {pods.total_unschedulable} replicas unschedulable in the members; {state}")
+        if idle >= stall:
+            raise Capped(f"stalled: {state}")
+        if now - began > timeout:
+            raise Capped(f"timed out after {timeout:.0f}s waiting for every template to report ready: {state}")
+        await asyncio.sleep(0.25)
 
 
 async def _wait(check: Any, timeout: float, what: str) -> float:
@@ -204,12 +358,13 @@ async def _wait(check: Any, timeout: float, what: str) -> float:
     return time.monotonic()
 
 
-async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]:
-    results: dict[str, float] = {}
+async def run(sandbox: Sandbox, options: argparse.Namespace, results: dict[str, float]) -> dict[str, float]:
+    """Fill ``results`` as the phases finish (a capped run keeps what it measured)."""
     controlplane = next(_program(p) for p in sandbox.processes if p.name == "karmada-controlplane")
     per_deployment: int = min(int(options.replicas), len(sandbox.members))
     async with KubeClient(from_kubeconfig(sandbox.karmada_config)) as client:
         members = [KubeClient(from_kubeconfig(sandbox.members_config, m)) for m in sandbox.members]
+        by_name = dict(zip(sandbox.members, members, strict=True))
         deps = bool(options.deps)
         watches = [MemberWatch(m) for m in members]
         # per member: the ConfigMap and the Secret watches (--deps)
@@ -265,14 +420,13 @@ async def run(sandbox: Sandbox, options: argparse.Namespace) -> dict[str, float]
                 complete = await _wait(all_dependencies, options.timeout, "every dependency of the burst")
                 results["a_all_dependencies_s"] = complete - began
 
-            async def all_ready() -> bool:
-                return len(await _ready(client, names, options.replicas)) == len(names)
-
-            ready = await _wait(all_ready, options.timeout, "every template of the burst to report ready")
-            await asyncio.sleep(2.0)  # the last status writes of the burst
-            writes = await _writes(client) - writes_before
             results["a_create_all_s"] = created - began
             results["a_all_member_objects_s"] = exist - began
+            for member_name, watch in zip(sandbox.members, watches, strict=True):
+                results[f"a_member_objects[{member_name}]"] = len(names & watch.added.keys())
+            ready = await wait_ready(client, by_name, names, options.replicas, options.timeout, options.stall)
+            await asyncio.sleep(2.0)  # the last status writes of the burst
+            writes = await _writes(client) - writes_before
             results["a_all_templates_ready_s"] = ready - began
             total = sum(v for k, v in writes.items() if not k.startswith(("events", "leases")))
             results["c_writes_per_deployment"] = total / len(names)
@@ -342,29 +496,60 @@ def main() -> None:
         default="pull",
         help="members registered with agents (pull), joined (push), or one run of each side by side",
     )
+    parser.add_argument(
+        "--node-pods",
+        type=int,
+        default=0,
+        help="pods per simulated node (default: sized so no placement can fill a member)",
+    )
+    parser.add_argument(
+        "--stall",
+        type=float,
+        default=60.0,
+        help="end the run when no template became ready for this many seconds",
+    )
     args = parser.parse_args()
     names = [f"member{i}" for i in range(1, args.members + 1)]
+    size = member_size(args.deployments, args.replicas, args.rate, args.seconds, args.node_pods)
+    print(f"members: {size.describe()}", flush=True)
     by_mode: dict[str, dict[str, float]] = {}
+    failure = ""
     for mode in ("pull", "push") if args.mode == "both" else (args.mode,):
+        results: dict[str, float] = {}
         with tempfile.TemporaryDirectory() as tmp:
             push = set(names) if mode == "push" else set()
-            options = SandboxOptions(directory=Path(tmp), members=list(names), push_members=push)
+            options = SandboxOptions(
+                directory=Path(tmp),
+                members=list(names),
+                push_members=push,
+                nodes_per_member=size.nodes,
+                node_pods=size.node_pods,
+                node_cpu=size.node_cpu,
+                node_memory=size.node_memory,
+            )
             sandbox = asyncio.run(up(options, lambda _: None))
             try:
-                results = asyncio.run(run(sandbox, args))
+                asyncio.run(run(sandbox, args, results))
+            except (Capped, TimeoutError) as exc:
+                failure = f"{mode}: {exc}"
             finally:
                 down(sandbox, lambda _: None)
         for key in [k for k in results if k.startswith("d_")]:
             results[f"{key}_per_member"] = results[key] / args.members
         by_mode[mode] = results
+        if failure:
+            break
     with_deps = ", each with a ConfigMap and a Secret (propagateDeps)" if args.deps else ""
     print(
         f"propagation through a sandbox of {args.members} members, {args.replicas} replicas per Deployment{with_deps}"
     )
     modes = list(by_mode)
     print(f"  {'':48s} " + " ".join(f"{m:>10s}" for m in modes))
-    for key in by_mode[modes[0]]:
+    for key in dict.fromkeys(k for m in modes for k in by_mode[m]):
         print(f"  {key:48s} " + " ".join(f"{by_mode[m].get(key, float('nan')):10.2f}" for m in modes))
+    if failure:
+        print(failure, flush=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":
