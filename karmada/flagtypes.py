@@ -4,7 +4,6 @@ booleans, and Karmada's ``--controllers`` list (``*``, ``name``, ``-name``)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -61,6 +60,8 @@ def comma_list(text: str) -> list[str]:
 
 def options_from(cls: type[T], args: argparse.Namespace) -> T:
     """A dataclass of options filled from parsed flags with the same names (others keep defaults)."""
+    import dataclasses  # not at load: it costs the CLI's --help ~10 ms (inspect)
+
     values: dict[str, Any] = {
         field.name: getattr(args, field.name) for field in dataclasses.fields(cls) if hasattr(args, field.name)
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -14,6 +13,8 @@ class CommandError(Exception):
 
 def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
     """Run a command's coroutine; print ``error: ...`` and return 1 on a known failure."""
+    import asyncio
+
     from karmada.kube import ConfigError, KubeError
 
     try:

@@ -7,10 +7,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
-from kubectl_karmada.jsonpath import render
-
 Obj = dict[str, Any]
 
 
@@ -25,10 +21,14 @@ def render_objects(items: Sequence[Obj], output: str, *, single: bool = False) -
     if output == "json":
         return json.dumps(data, indent=4) + "\n"
     if output == "yaml":
+        import yaml
+
         return yaml.safe_dump(data, sort_keys=False)
     if output == "name":
         return "".join(f"{_resource_name(obj)}\n" for obj in items)
     if output.startswith("jsonpath="):
+        from kubectl_karmada.jsonpath import render
+
         return render(output[len("jsonpath=") :], data)
     if output in ("", "wide"):
         return None

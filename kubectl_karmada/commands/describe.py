@@ -4,8 +4,6 @@ per-cluster Work state and the events of all of them, on one page."""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import datetime
 from typing import Any
 
 from kubectl_karmada.errors import CommandError, run_async
@@ -43,12 +41,15 @@ async def _events(client: Any, namespace: str | None, kind: str, name: str) -> l
 
 
 def _run_describe(args: argparse.Namespace) -> int:
+    import asyncio
+    import datetime
+
     from karmada.api import keys
     from karmada.api.names import binding_name, execution_space, work_name
     from karmada.inspection import DescribeInput, TypeError_, describe_page, resolve_type
     from karmada.kube import KubeClient, Resource
     from karmada.kube.resources import CLUSTER_RESOURCE_BINDINGS, RESOURCE_BINDINGS, WORKS
-    from kubectl_karmada.commands.get import resource_types, to_resource
+    from kubectl_karmada.multicluster import resource_types, to_resource
 
     async def main() -> int:
         kind_arg, _, name = args.type.partition("/")

@@ -8,7 +8,6 @@ which reads the recorded decisions (the scheduler is never re-run).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from typing import Any
 
@@ -56,6 +55,8 @@ def _split(args: argparse.Namespace) -> tuple[str, str]:
 
 async def _discovery(client: Any) -> list[Obj]:
     """The core group, then each group's preferred version (kubectl's order of preference)."""
+    import asyncio
+
     groups = await client.raw_get("/apis")
     paths = ["/api/v1"] + [
         f"/apis/{g['preferredVersion']['groupVersion']}"
@@ -80,6 +81,8 @@ def _policy_resources() -> dict[str, Any]:
 
 async def gather(client: Any, word: str, name: str, namespace: str) -> Any:
     """The :class:`~karmada.explanation.Inputs` of one template, read from the control plane."""
+    import asyncio
+
     from karmada.api.keys import CLUSTER_RESOURCE_BINDING_PERMANENT_ID_LABEL, RESOURCE_BINDING_PERMANENT_ID_LABEL
     from karmada.api.names import binding_name, execution_space
     from karmada.explanation import Inputs, UnknownType, resolve_type

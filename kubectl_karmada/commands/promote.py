@@ -70,7 +70,7 @@ def _run_promote(args: argparse.Namespace) -> int:
     from karmada.inspection import PromotionError, TypeError_, promotion, resolve_type
     from karmada.kube import KubeClient, Resource
     from karmada.kube.resources import CLUSTERS
-    from kubectl_karmada.commands.get import member_access, resource_types, to_resource
+    from kubectl_karmada.multicluster import member_access, resource_types, to_resource
     from kubectl_karmada.output import render_objects
 
     async def main() -> int:

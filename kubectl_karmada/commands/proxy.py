@@ -13,10 +13,7 @@ included.
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +133,10 @@ def split_flags(argv: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def _run_pass_through(args: argparse.Namespace) -> int:
+    import shutil
+    import subprocess
+    import tempfile
+
     from karmada.private_files import write_private
 
     built: list[str] = []

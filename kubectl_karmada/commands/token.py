@@ -7,7 +7,6 @@ from typing import Any
 
 from kubectl_karmada.errors import run_async
 from kubectl_karmada.flags import add_common, add_output, control_plane, duration
-from kubectl_karmada.output import render_objects, table
 
 PARENT = "kubectl karmada"
 
@@ -89,6 +88,7 @@ def _run_create(args: argparse.Namespace) -> int:
 def _run_list(args: argparse.Namespace) -> int:
     from karmada.kube import KubeClient
     from karmada.registration import tokens
+    from kubectl_karmada.output import render_objects, table
 
     async def main() -> int:
         async with KubeClient(control_plane(args)) as client:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from kubectl_karmada.errors import CommandError, run_async
@@ -81,8 +80,10 @@ def _memory(value: str) -> str:
 
 
 def _run_pods(args: argparse.Namespace) -> int:
+    import asyncio
+
     from karmada.kube import KubeClient, KubeError, Resource
-    from kubectl_karmada.commands.get import cluster_names, member_access
+    from kubectl_karmada.multicluster import cluster_names, member_access
     from kubectl_karmada.output import table
 
     metrics = Resource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True)

@@ -24,30 +24,35 @@ def add(commands: Any) -> None:
 
 
 def _run_version(args: argparse.Namespace) -> int:
-    import yaml
+    info: dict[str, Any] = {"clientVersion": {"gitVersion": f"v{__version__}", "program": PROG}}
+    code = 0
+    if not args.client:  # only then the client library and an event loop: --client answers at once
+        unanswered: list[str] = []
+        if run_async(lambda: _server_version(args, info, unanswered)):
+            return 1  # no kubeconfig and the like: run_async printed why, and nothing else is printed
+        code = 1 if unanswered else 0
+    if args.output == "json":
+        print(json.dumps(info, indent=2))
+    elif args.output == "yaml":
+        import yaml
 
+        print(yaml.safe_dump(info, sort_keys=False), end="")
+    else:
+        print(f"Client Version: v{__version__}")
+        if "controlPlaneVersion" in info:
+            print(f"Control Plane API Server Version: {info['controlPlaneVersion']['apiServer']}")
+    return code
+
+
+async def _server_version(args: argparse.Namespace, info: dict[str, Any], unanswered: list[str]) -> int:
+    """The API server's version into ``info``; an API error is printed and noted in ``unanswered``."""
     from karmada.kube import KubeClient, KubeError
 
-    info: dict[str, Any] = {"clientVersion": {"gitVersion": f"v{__version__}", "program": PROG}}
-
-    async def main() -> int:
-        code = 0
-        if not args.client:
-            try:
-                async with KubeClient(control_plane(args), timeout=10) as client:
-                    server = await client.raw_get("/version")
-                info["controlPlaneVersion"] = {"apiServer": server.get("gitVersion", "")}
-            except KubeError as exc:
-                print(f"error: the control plane did not answer: {exc.message}", file=sys.stderr)
-                code = 1
-        if args.output == "json":
-            print(json.dumps(info, indent=2))
-        elif args.output == "yaml":
-            print(yaml.safe_dump(info, sort_keys=False), end="")
-        else:
-            print(f"Client Version: v{__version__}")
-            if "controlPlaneVersion" in info:
-                print(f"Control Plane API Server Version: {info['controlPlaneVersion']['apiServer']}")
-        return code
-
-    return run_async(main)
+    try:
+        async with KubeClient(control_plane(args), timeout=10) as client:
+            server = await client.raw_get("/version")
+        info["controlPlaneVersion"] = {"apiServer": server.get("gitVersion", "")}
+    except KubeError as exc:
+        print(f"error: the control plane did not answer: {exc.message}", file=sys.stderr)
+        unanswered.append(exc.message)
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,28 @@ def test_version_through_kubectl() -> None:
     result = run([kubectl(), "karmada", "version", "--client"])
     assert result.returncode == 0
     assert result.stdout.strip() == f"Client Version: v{__version__}"
+
+
+# what a command loads when it runs; --help and version --client need none of it (a check of
+# modules, not of time: benchmarks/README.md has the timings)
+HEAVY = (
+    *("asyncio", "ssl", "yaml", "aiohttp", "pydantic", "cryptography", "kubernetes_asyncio", "lupa"),
+    *("prometheus_client", "karmada.api", "karmada.kube", "kubectl_karmada.multicluster"),
+)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["get", "--help"], ["version", "--client"]])
+def test_help_and_client_version_load_no_library(argv: list[str]) -> None:
+    probe = (
+        "import contextlib, io, sys\n"
+        "from kubectl_karmada.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    result = run([sys.executable, "-c", probe])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("program", ["kubectl-karmada", "karmada-controlplane", "karmada-agent", "localkube"])
