@@ -70,6 +70,7 @@ class RegisterOptions:
     signature_grace: float = 10.0
     cert_expiration_seconds: int = 31536000
     csr_timeout: float = 300.0
+    csr_interval: float = 1.0  # between reads of the CSR while it waits for approval
     rollout_timeout: float = 120.0
     dry_run: bool = False
 
@@ -107,13 +108,13 @@ async def request_certificate(
         except KubeError as exc:
             raise RegistrationError(f"the control plane refused the certificate request: {exc.message}") from None
         progress(f"[certificate] waiting for the control plane to approve and sign certificate request {name}")
-        certificate = await _wait_for_certificate(client, name, options.csr_timeout)
+        certificate = await _wait_for_certificate(client, name, options.csr_timeout, options.csr_interval)
     return certificate, key_pem(key)
 
 
-async def _wait_for_certificate(client: KubeClient, name: str, timeout: float) -> bytes:
+async def _wait_for_certificate(client: KubeClient, name: str, timeout: float, interval: float) -> bytes:
     try:
-        return await wait_for_certificate(client, name, timeout)
+        return await wait_for_certificate(client, name, timeout, interval)
     except CertificateRefused as exc:
         raise RegistrationError(
             f"the control plane denied the agent's certificate request {name}: {exc.reason}"

@@ -377,6 +377,12 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
     sandbox.save()
     line = await asyncio.to_thread(wait_for_line, control_plane_record, READY_MARKER, 30)
     say(f"{CONTROL_PLANE}: {line.split(READY_MARKER, 1)[1].strip()}")
+    init_options, webhook = InitOptions(), None
+    if options.webhook:
+        # it starts (its interpreter and imports) while the members' servers come up and init
+        # runs: init applies the configurations that make the API server call it last, and
+        # nothing else is written before it serves (awaited with init, below)
+        init_options, webhook = _start_webhook(sandbox, control_plane_kubeconfig, say)
     for group, record in servers:
         if options.members_per_process == 1:
             line = await asyncio.to_thread(wait_for_line, record, READY_MARKER, 30)
@@ -389,16 +395,15 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
                 f" serving ({time.monotonic() - began:.0f}s)"
             )
     config = from_kubeconfig(control_plane_kubeconfig)
-    init_options = InitOptions()
-    if options.webhook:
-        init_options = await _start_webhook(sandbox, control_plane_kubeconfig, say)
     async with KubeClient(config) as client:
-        await init(client, init_options, lambda line: None)
+        if webhook is None:
+            await init(client, init_options, lambda line: None)
+        else:
+            await asyncio.gather(init(client, init_options, lambda line: None), _webhook_serving(webhook, say))
         say("karmada: CRDs, namespaces and bootstrap RBAC installed")
         if options.webhook:
             say(f"karmada: webhook configurations point at {init_options.webhook_url}")
         proxy_flags, proxy_endpoint = _cluster_proxy(sandbox)
-        await publish(client, proxy_endpoint)
         controlplane = start(
             "karmada-controlplane",
             [
@@ -413,6 +418,7 @@ async def _bring_up(sandbox: Sandbox, options: SandboxOptions, say: Callable[[st
         )
         sandbox.processes.append(controlplane)
         sandbox.save()
+        await publish(client, proxy_endpoint)
         say(f"karmada: cluster proxy on {proxy_endpoint.server} (kubectl karmada logs/exec, proxy-config)")
         progress = _Progress(len(sandbox.members), say)
         gate = asyncio.Semaphore(max(1, options.register_concurrency))
@@ -472,8 +478,9 @@ class _Progress:
             self.say(f"members registered: {self.count}/{self.total} ({elapsed:.0f}s)")
 
 
-async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str], None]) -> InitOptions:
-    """Certificates first (init reuses them for the configurations' CA bundle), then karmada-webhook on loopback."""
+def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str], None]) -> tuple[InitOptions, ProcessRecord]:
+    """Certificates first (init reuses them for the configurations' CA bundle), then karmada-webhook
+    on loopback; :func:`_webhook_serving` waits until it serves."""
     cert_dir = sandbox.directory / WEBHOOK
     load_or_create(cert_dir)
     port = sandbox.ports[WEBHOOK]
@@ -493,10 +500,12 @@ async def _start_webhook(sandbox: Sandbox, kubeconfig: Path, say: Callable[[str]
     )
     sandbox.processes.append(record)
     sandbox.save()
-    await asyncio.to_thread(wait_for_line, record, WEBHOOK_READY_MARKER, 30)
-    url = f"https://127.0.0.1:{port}"
-    say(f"{WEBHOOK}: serving on {url}")
-    return InitOptions(webhook_url=url, webhook_cert_dir=cert_dir)
+    return InitOptions(webhook_url=f"https://127.0.0.1:{port}", webhook_cert_dir=cert_dir), record
+
+
+async def _webhook_serving(record: ProcessRecord, say: Callable[[str], None]) -> None:
+    line = await asyncio.to_thread(wait_for_line, record, WEBHOOK_READY_MARKER, 30)
+    say(f"{WEBHOOK}: serving on https://{line.split(WEBHOOK_READY_MARKER, 1)[1].strip()}")
 
 
 def _cluster_proxy(sandbox: Sandbox) -> tuple[list[str], Endpoint]:
@@ -532,6 +541,9 @@ async def _register(
         settings=settings,
         discovery_timeout=30,
         discovery_interval=0.5,
+        # the control plane approves within a few hundred milliseconds of its start: a read every
+        # 0.1 s instead of register's 1 s (a few GETs more per member, once) returns that much sooner
+        csr_interval=0.1,
         rollout_timeout=0,
     )
     async with KubeClient(member_config) as member:
@@ -666,7 +678,7 @@ async def _wait_ready(
     and with a count of the Ready ones every ten seconds."""
     deadline = time.monotonic() + timeout
     wanted = set(members)
-    interval = 0.3 if len(members) <= PROGRESS_EVERY else 1.0
+    interval = 0.1 if len(members) <= PROGRESS_EVERY else 1.0
     began = last_said = time.monotonic()
     while True:
         listed = await client.list(CLUSTERS)
