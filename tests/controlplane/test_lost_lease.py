@@ -33,13 +33,16 @@ def _writes(server: ServerThread, user: str) -> int:
     return parse_user_writes(server.run_sync(server.server.metrics.render)).get(user, 0)
 
 
-def _settled_writes(server: ServerThread, user: str) -> int:
-    """The user's write count once it held still for a second (the user is frozen)."""
-    last = _writes(server, user)
-    for _ in range(30):
+def _settled_writes(server: ServerThread, user: str, still: int = 3) -> int:
+    """The user's write count once it held still for ``still`` seconds in a row (the user is
+    frozen: what still lands are requests it sent before, answered late by a loaded server,
+    some of them queued for a seat of its flow control)."""
+    last, unchanged = _writes(server, user), 0
+    for _ in range(60):
         time.sleep(1.0)
         now = _writes(server, user)
-        if now == last:
+        unchanged = unchanged + 1 if now == last else 0
+        if unchanged >= still:
             return now
         last = now
     raise AssertionError(f"{user} kept writing while frozen")
