@@ -19,12 +19,13 @@ import dataclasses
 import logging
 import os
 import ssl
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aiohttp import web
 
-from controlplane.push_members import member_config
+from controlplane.push_members import access_key, member_config
 from karmada.clusterproxy.server import ClusterProxy, ProxySettings, server_context
 from karmada.health_server import parse_bind_address
 from karmada.kube import Informer, KubeClient
@@ -34,12 +35,19 @@ log = logging.getLogger("controlplane.cluster_proxy")
 Obj = dict[str, Any]
 
 
-class PushMembers:
-    """Clients of Push members with their impersonator token, one per Cluster and Secret version."""
+SECRET_RECHECK = 30.0  # seconds a Push member's client is used before its Secrets are read again
 
-    def __init__(self, control_plane: KubeClient) -> None:
+
+class PushMembers:
+    """Clients of Push members with their impersonator token. A request reuses its cluster's
+    client without reading its Secrets again for :data:`SECRET_RECHECK` seconds (a proxied
+    request must not cost two GETs); a changed Cluster or Secret makes a new client."""
+
+    def __init__(self, control_plane: KubeClient, clock: Callable[[], float] = time.monotonic) -> None:
         self.control_plane = control_plane
-        self._clients: dict[str, tuple[tuple[str, ...], KubeClient]] = {}
+        self.clock = clock
+        # name -> (the Cluster's access key, the Secrets' versions, client, when the Secrets were read)
+        self._clients: dict[str, tuple[tuple[object, ...], tuple[str, ...], KubeClient, float]] = {}
 
     async def client(self, cluster: Obj) -> KubeClient:
         spec = cluster.get("spec") or {}
@@ -49,33 +57,37 @@ class PushMembers:
             raise ValueError(f"Push cluster {name} has no spec.impersonatorSecretRef: `kubectl karmada join` sets it")
         if not refs[0].get("name"):
             raise ValueError(f"Push cluster {name} has no spec.secretRef")
+        cluster_key: tuple[object, ...] = (
+            str(cluster["metadata"].get("uid")),
+            *access_key(cluster),
+            str(refs[1].get("namespace")),
+            str(refs[1]["name"]),
+        )
+        known = self._clients.get(name)
+        if known is not None and known[0] == cluster_key and self.clock() - known[3] < SECRET_RECHECK:
+            return known[2]
         access, impersonator = [
             await self.control_plane.get(SECRETS, ref["name"], ref.get("namespace") or "karmada-cluster")
             for ref in refs
         ]
+        versions = tuple(str(secret["metadata"].get("resourceVersion")) for secret in (access, impersonator))
+        if known is not None and known[:2] == (cluster_key, versions):
+            self._clients[name] = (cluster_key, versions, known[2], self.clock())
+            return known[2]
         # as Karmada: the member's CA from the cluster's Secret, the token of its impersonator; member_config
         # checks each Secret belongs to this Cluster before a token leaves
         config = member_config(cluster, access)
         impersonating = member_config(cluster, impersonator)
         config = dataclasses.replace(config, credentials=impersonating.credentials)
-        key = (
-            str(cluster["metadata"].get("uid")),
-            str(spec.get("apiEndpoint")),
-            str(access["metadata"].get("resourceVersion")),
-            str(impersonator["metadata"].get("resourceVersion")),
-        )
-        known = self._clients.get(name)
-        if known is not None and known[0] == key:
-            return known[1]
         if known is not None:
-            await known[1].close()
+            await known[2].close()
         client = KubeClient(config)
-        self._clients[name] = (key, client)
+        self._clients[name] = (cluster_key, versions, client, self.clock())
         return client
 
     async def close(self) -> None:
-        for _, client in self._clients.values():
-            await client.close()
+        for entry in self._clients.values():
+            await entry[2].close()
         self._clients.clear()
 
 
