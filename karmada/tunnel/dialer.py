@@ -78,9 +78,7 @@ class TunnelDialer:
         self.control_plane = control_plane  # fresh each dial: the client certificate rotates
         self.member = member
         self.backoff = backoff or Backoff()
-        self.connected = asyncio.Event()
         self.link: Link | None = None
-        self.dials = 0
 
     async def run(self) -> None:
         """Dial, serve, dial again; until cancelled."""
@@ -97,7 +95,6 @@ class TunnelDialer:
         config = self.control_plane()
         ssl = config.ssl_context()
         url = tunnel_url(self.server, self.cluster)
-        self.dials += 1
         connector = aiohttp.TCPConnector(ssl=ssl, limit=1)
         async with (
             aiohttp.ClientSession(connector=connector, proxy=proxy_for(self.server, config.proxy_url)) as session,
@@ -110,12 +107,10 @@ class TunnelDialer:
         ):
             log.info("cluster proxy tunnel of %s: connected to %s", self.cluster, self.server)
             link = self.link = Link(ws, client=False, handler=self.serve, name=self.cluster)
-            self.connected.set()
             began = asyncio.get_running_loop().time()
             try:
                 await link.run()
             finally:
-                self.connected.clear()
                 self.link = None
             if asyncio.get_running_loop().time() - began >= STABLE:
                 self.backoff.reset()  # a tunnel dropped at once (a proxy refusing it) keeps backing off

@@ -25,9 +25,6 @@ class Hub:
         link = self._links.get(cluster)
         return None if link is None or link.closed.is_set() else link
 
-    def connected(self) -> list[str]:
-        return sorted(name for name, link in self._links.items() if not link.closed.is_set())
-
     async def serve(self, cluster: str, carrier: Any) -> None:
         """Run one agent's tunnel until it closes."""
         link = Link(carrier, client=True, name=cluster)
