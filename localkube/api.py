@@ -8,12 +8,11 @@ as etcd transactions make them in kube-apiserver.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from localkube import admission, autoscaling, builtin_schemas, validation, zero_values
+from localkube import admission, autoscaling, builtin_schemas, json_codec, validation, zero_values
 from localkube import crd as crds
 from localkube.admission_webhooks import noop_hooks
 from localkube.decoding import decode_body
@@ -266,7 +265,7 @@ class ResourceAPI:
                 causes.append(forbidden_cause)
         if causes:
             raise invalid(rt.kind, rt.group, _meta(obj).get("name", ""), causes)
-        size = len(json.dumps(obj))
+        size = len(json_codec.dumps(obj))
         if size > MAX_OBJECT_BYTES:
             # etcd's request limit; kube-apiserver passes etcd's error on, here it is a 413 naming the limit
             raise APIError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_OBJECT_BYTES}")
@@ -331,7 +330,10 @@ class ResourceAPI:
         admission.validate(self.store, rt.group, rt.plural, obj, None)
         self.webhooks.validate(rt, "", obj, None)
         if not managed:
-            track_update(None, obj, self.field_write(rt, options, ""))
+            # kube-apiserver compares a created object with a new empty one of its kind: the
+            # struct fields Go always writes (a Deployment's spec.template) are not "added"
+            empty = None if rt.custom else zero_values.zero_object(rt.group, rt.version, rt.kind)
+            track_update(empty, obj, self.field_write(rt, options, ""))
         if options.dry_run:
             return Result(self._view(rt, obj), 201, warnings)
         stored = self.store.put(rt.storage_key, obj, "ADDED")

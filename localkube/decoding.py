@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from localkube import json_codec
 from localkube.errors import bad_request, too_large
 from localkube.values import clone
 
@@ -110,6 +111,9 @@ def load_json(raw: bytes | str) -> Any:
     depth = json_depth(data, stop_after=MAX_DEPTH)
     if depth > MAX_DEPTH:
         raise DecodeError(DEPTH_PROBLEM)
+    decoded, value = json_codec.fast_loads(data)  # it refuses infinities and NaN as Go does
+    if decoded:
+        return value
     try:
         return json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
     except DecodeError:

@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 Path = tuple[str, ...]
 
 _RANK = {"f": 0, "k": 1, "v": 2, "i": 3}
@@ -26,9 +28,24 @@ def _order(element: str) -> tuple[int, str]:
     return _RANK.get(element[:1], 4), element
 
 
+_PLAIN = {str, int, bool, type(None)}  # encoded alike by orjson and the standard library
+
+
+def _plain(value: Any) -> bool:
+    if type(value) is dict:
+        return all(type(k) is str and type(v) in _PLAIN for k, v in value.items())
+    return type(value) in _PLAIN
+
+
 def go_json(value: Any) -> str:
     """JSON as Go's encoder writes it: compact, sorted keys, HTML characters escaped."""
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    try:
+        # a list item's keys are a few strings and numbers: orjson writes them several times faster
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if _plain(value) else ""
+    except TypeError:  # an integer past 64 bits
+        text = ""
+    if not text:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from localkube import json_codec
 from localkube.private_files import (
     fsync_directory,
     open_private_append,
@@ -81,7 +82,7 @@ def _encode_snapshot(rv: int, items: dict[str, list[Obj]]) -> Iterator[bytes]:
     for index, (storage, objects) in enumerate(items.items()):
         parts.append(("," if index else "") + json.dumps(storage) + ":[")
         for position, obj in enumerate(objects):
-            encoded = json.dumps(obj, separators=(",", ":"))
+            encoded = json_codec.dumps(obj).decode()
             parts.append("," + encoded if position else encoded)
             size += len(encoded)
             if size >= SNAPSHOT_CHUNK:
@@ -130,7 +131,7 @@ class Journal:
         rv = 0
         data: dict[str, dict[Key, Obj]] = {}
         if self.snapshot.exists():
-            state = json.loads(self.snapshot.read_bytes())
+            state = json_codec.loads(self.snapshot.read_bytes())
             rv = int(state["rv"])
             for storage, items in state["objects"].items():
                 data[storage] = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in items}
@@ -177,7 +178,7 @@ class Journal:
         entry: dict[str, Any] = {"op": op, "s": storage, "ns": key[0], "n": key[1], "rv": rv}
         if obj is not None:
             entry["o"] = obj
-        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        line = json_codec.dumps(entry) + b"\n"
         try:
             write_all(self._fd, line)
         except OSError as error:  # a full disk: memory now holds more than the journal
@@ -334,7 +335,7 @@ def _replay(path: Path, snapshot_rv: int, rv: int, data: dict[str, dict[Key, Obj
         for line in lines:
             if not line.endswith(b"\n"):
                 return rv, False
-            entry = json.loads(line)
+            entry = json_codec.loads(line)
             if int(entry["rv"]) <= snapshot_rv:
                 continue  # already in the snapshot (a crash between its rename and the journal's reset)
             rv = max(rv, int(entry["rv"]))

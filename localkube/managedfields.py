@@ -39,24 +39,22 @@ BEFORE_FIRST_APPLY = "before-first-apply"
 # localkube's own controllers write as kube-controller-manager does in a real cluster
 INTERNAL_MANAGER = "kube-controller-manager"
 
+_UNTRACKED_META = (  # metadata fields no manager owns
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+)
 _STRIPPED = FieldSet.of(
     ("f:apiVersion",),
     ("f:kind",),
     ("f:metadata",),
-    *(
-        ("f:metadata", f"f:{name}")
-        for name in (
-            "name",
-            "namespace",
-            "creationTimestamp",
-            "selfLink",
-            "uid",
-            "clusterName",
-            "generation",
-            "managedFields",
-            "resourceVersion",
-        )
-    ),
+    *(("f:metadata", f"f:{name}") for name in _UNTRACKED_META),
 )
 
 
@@ -187,6 +185,15 @@ def _without_managed_fields(obj: Obj | None) -> Any:
     return clean
 
 
+def _tracked(obj: Obj) -> Obj:
+    """``obj`` without what no manager owns (``_STRIPPED``): comparing less costs less."""
+    clean = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+    meta = clean.get("metadata")
+    if isinstance(meta, dict):
+        clean["metadata"] = {key: value for key, value in meta.items() if key not in _UNTRACKED_META}
+    return clean
+
+
 def _cap(entries: list[Entry]) -> list[Entry]:
     updates = [e for e in entries if e.operation == UPDATE]
     if len(updates) <= MAX_UPDATE_MANAGERS:
@@ -219,7 +226,7 @@ def track_update(live: Obj | None, new: Obj, write: Write) -> None:
         return
     stored = (live or {}).get("metadata", {}).get("managedFields")
     base = stored if not given or given == stored else given
-    comparison = compare(_without_managed_fields(live) if live else {}, _without_managed_fields(new), write.schema)
+    comparison = compare(_tracked(live) if live else {}, _tracked(new), write.schema)
     changed = _owned(comparison.added.union(comparison.modified), write)
     if changed.empty() and comparison.removed.empty():
         if base:

@@ -31,7 +31,7 @@ import yaml
 from aiohttp import web
 
 from localkube import admission_webhooks as webhooks
-from localkube import discovery, openapi, paging, protobuf, proxy
+from localkube import discovery, json_codec, openapi, paging, protobuf, proxy
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI, WriteOptions, decode_body
 from localkube.auth import Attributes, Identity, forbidden_message
@@ -118,10 +118,10 @@ async def in_slices(items: list[Any], function: Callable[[Any], T]) -> list[T]:
     return done
 
 
-def _dump(obj: Any, pretty: bool = False) -> str:
+def _dump(obj: Any, pretty: bool = False) -> bytes:
     if pretty:
-        return json.dumps(obj, indent=2)
-    return json.dumps(obj, separators=(",", ":"))
+        return json.dumps(obj, indent=2).encode()
+    return json_codec.dumps(obj)
 
 
 async def _exact_media_type(request: web.Request, response: web.StreamResponse) -> None:
@@ -417,7 +417,7 @@ class LocalKube:
         if request is not None and error.code != 406 and self._accepts_protobuf(request):
             body = protobuf.encode(error.status())
             return web.Response(status=error.code, body=body, content_type=protobuf.CONTENT_TYPE, headers=headers)
-        return web.Response(status=error.code, text=_dump(error.status()), content_type=JSON, headers=headers)
+        return web.Response(status=error.code, body=_dump(error.status()), content_type=JSON, headers=headers)
 
     def _accepts_protobuf(self, request: web.Request) -> bool:
         try:
@@ -492,7 +492,7 @@ class LocalKube:
             return web.Response(status=code, text=yaml.safe_dump(obj), content_type="application/yaml", headers=headers)
         return web.Response(
             status=code,
-            text=_dump(obj, truthy(request.query.get("pretty"))),
+            body=_dump(obj, truthy(request.query.get("pretty"))),
             content_type=JSON,
             headers=headers,
         )
@@ -567,7 +567,7 @@ class LocalKube:
                 return await self._body(request, accounts) if request.can_read_body else {}
 
             token = await token_request(self.store, self.token_signer, namespace, info.name, token_body)
-            return web.Response(status=201, text=_dump(token), content_type=JSON)
+            return web.Response(status=201, body=_dump(token), content_type=JSON)
         if method in ("GET", "HEAD"):
             if info.name:
                 # "not older than N": a get ahead of the server waits for it, then 504s (as lists do)
@@ -756,7 +756,7 @@ class LocalKube:
     def _respond_raw(self, request: web.Request, obj: Obj, include: str = "") -> web.Response:
         if include == "protobuf":  # PartialObjectMetadata(List), which has a message
             return web.Response(body=protobuf.encode(obj), content_type=protobuf.CONTENT_TYPE)
-        return web.Response(text=_dump(obj), content_type=JSON)
+        return web.Response(body=_dump(obj), content_type=JSON)
 
     def _selectors(self, request: web.Request, rt: ResourceType) -> tuple[list[Any], list[Any]]:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
@@ -826,7 +826,7 @@ class LocalKube:
         """``body`` as compact JSON, its items encoded a slice at a time (see :func:`in_slices`)."""
         head = _dump({**body, "items": []})[: -len("[]}")]
         encoded = await in_slices(body["items"], _dump)
-        return web.Response(status=200, text=head + "[" + ",".join(encoded) + "]}", content_type=JSON)
+        return web.Response(status=200, body=head + b"[" + b",".join(encoded) + b"]}", content_type=JSON)
 
     # -- watch ---------------------------------------------------------------------------
     async def _watch(
@@ -894,7 +894,7 @@ class LocalKube:
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")
         if path == "/version":
-            return web.Response(text=_dump(discovery.VERSION_INFO), content_type=JSON)
+            return web.Response(body=_dump(discovery.VERSION_INFO), content_type=JSON)
         if path == "/metrics":
             return web.Response(text=self.metrics.render() + self.flow.render(), content_type="text/plain")
         if path in ("/api", "/apis"):
@@ -924,7 +924,7 @@ class LocalKube:
                 return web.Response(body=openapi_v2.document_protobuf(), content_type=openapi_v2.PROTOBUF)
             return web.Response(body=openapi_v2.document_json(), content_type=JSON)
         if path == "/openapi/v3":
-            return web.Response(text=_dump(self._openapi.root()), content_type=JSON)
+            return web.Response(body=_dump(self._openapi.root()), content_type=JSON)
         if path.startswith("/openapi/v3/"):
             rest = path[len("/openapi/v3/") :].split("/")
             if rest[0] == "api" and len(rest) == 2:
@@ -950,7 +950,7 @@ class LocalKube:
                 body = protobuf.encode(doc)
                 media = protobuf.CONTENT_TYPE + discovery.AGGREGATED_CONTENT_TYPE.removeprefix(JSON)
             else:
-                body, media = _dump(doc).encode(), discovery.AGGREGATED_CONTENT_TYPE
+                body, media = _dump(doc), discovery.AGGREGATED_CONTENT_TYPE
             etag = f'"{hashlib.sha512(body).hexdigest().upper()}"'
             self._discovery_cache = {k: v for k, v in self._discovery_cache.items() if k[0] == key[0]}
             cached = self._discovery_cache[key] = (body, media, etag)
@@ -965,7 +965,7 @@ class LocalKube:
         if self._accepts_protobuf(request):
             body = protobuf.encode({"apiVersion": "v1", **doc})
             return web.Response(body=body, content_type=protobuf.CONTENT_TYPE)
-        return web.Response(text=_dump(doc), content_type=JSON)
+        return web.Response(body=_dump(doc), content_type=JSON)
 
     # -- review APIs ----------------------------------------------------------------------------
     async def _pod_action(

@@ -69,14 +69,33 @@ def _resolve(schema: Schema) -> Schema:
     return schema
 
 
+# node_of's answers by (schema's id, the value's shape); each entry holds its schema, so the
+# id is not reused while the entry lives
+_NODES: dict[tuple[int, type], tuple[Schema, Node]] = {}
+_NODES_MAX = 8192
+
+
 def node_of(schema: Schema, value: Any, depth: int) -> Node:
+    if depth > MAX_DEPTH:
+        return Node("scalar")
+    shape = type(value) if value is MISSING or isinstance(value, (dict, list)) else str
+    key = (id(schema), shape)
+    cached = _NODES.get(key)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    node = _node_of(schema, value)
+    if len(_NODES) >= _NODES_MAX:
+        _NODES.clear()
+    _NODES[key] = (schema, node)
+    return node
+
+
+def _node_of(schema: Schema, value: Any) -> Node:
     schema = _resolve(schema)
     if value is MISSING:  # the shape the schema gives
         kind = (schema or {}).get("type")
         is_list = "items" in (schema or {}) or kind == "array" or (isinstance(kind, list) and "array" in kind)
         value = [] if is_list else {}
-    if depth > MAX_DEPTH:
-        return Node("scalar")
     if schema is None:
         if isinstance(value, dict):
             return Node("map")
@@ -211,11 +230,15 @@ def compare(old: Any, new: Any, schema: Schema) -> Comparison:
 
 
 def _compare(left: Any, right: Any, schema: Schema, path: Path, out: Comparison, depth: int) -> None:
-    if left is not MISSING and right is not MISSING and left == right:
+    if left is MISSING:
+        _insert_added(out.added, path, right, schema, depth)
+        return
+    if right is not MISSING and left == right:
         return  # equal subtrees add nothing (and comparing them in C keeps writes cheap)
     present = right if right is not MISSING else left
     node = node_of(schema, present, depth)
-    shapes_differ = type(left) is not type(right) and MISSING not in (left, right)
+    # null is an empty map or list to structured-merge-diff: null -> [a] adds a's fields
+    shapes_differ = type(left) is not type(right) and right is not MISSING and left is not None and right is not None
     if _is_leaf(node, left, right) or shapes_differ or not isinstance(present, (dict, list)):
         if left is MISSING:
             out.added.insert(path)
@@ -239,6 +262,49 @@ def _compare(left: Any, right: Any, schema: Schema, path: Path, out: Comparison,
             out.added.insert(path)
         elif right is MISSING:
             out.removed.insert(path)
+
+
+def _insert_added(out: FieldSet, path: Path, value: Any, schema: Schema, depth: int) -> None:
+    """``value``, absent before, added at ``path``: the path and every path below it."""
+    below = _added(value, schema, depth)
+    if not path:
+        if below is not None:
+            out.members |= below.members
+            for element, child in below.children.items():
+                out.attach(element, child)
+        return
+    parent = out
+    for element in path[:-1]:
+        parent = parent.child(element)
+    parent.members.add(path[-1])
+    if below is not None:
+        parent.attach(path[-1], below)
+
+
+def _added(value: Any, schema: Schema, depth: int) -> FieldSet | None:
+    """The paths below a value that is added whole, built in one walk (what comparing it with
+    nothing inserts one path at a time); ``None`` for a leaf."""
+    if not value or not isinstance(value, (dict, list)):
+        return None
+    node = node_of(schema, value, depth)
+    if node.shape == "scalar" or node.atomic:
+        return None
+    out = FieldSet()
+    if isinstance(value, dict):
+        for key, child_value in value.items():
+            element = "f:" + key
+            out.members.add(element)
+            child = _added(child_value, field_schema(node, key), depth + 1)
+            if child is not None:
+                out.children[element] = child
+        return out
+    for element, items in _index(node, value).items():
+        out.members.add(element)
+        if len(items) == 1:  # a duplicated item is owned whole
+            child = _added(items[0], node.element, depth + 1)
+            if child is not None:
+                out.children[element] = child
+    return out
 
 
 def _index(node: Node, items: list[Any]) -> dict[str, list[Any]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -30,7 +29,7 @@ from typing import Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from localkube import paging, protobuf
+from localkube import json_codec, paging, protobuf
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI
 from localkube.crd import apply_defaults
@@ -177,7 +176,7 @@ class Watches:
             if mode == "protobuf":
                 await response.write(protobuf.watch_frame(kind, obj))
                 return
-            await response.write((json.dumps({"type": kind, "object": obj}, separators=(",", ":")) + "\n").encode())
+            await response.write(json_codec.dumps({"type": kind, "object": obj}) + b"\n")
 
         async def emit(kind: str, stored: Obj) -> None:
             """``send`` of a stored object's view; as JSON, encoded once for every watcher."""

@@ -12,11 +12,11 @@ kube-apiserver's watch cache serializes an object once per encoding.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from localkube import json_codec
 from localkube.resources import ResourceType
 
 Obj = dict[str, Any]
@@ -42,7 +42,7 @@ class EncodedEvents:
             self._lines.move_to_end(key)
             self.shared += 1
             return hit[2]
-        line = (json.dumps({"type": kind, "object": view()}, separators=(",", ":")) + "\n").encode()
+        line = json_codec.dumps({"type": kind, "object": view()}) + b"\n"
         self._lines[key] = (stored, rt, line)
         self._lines.move_to_end(key)
         if len(self._lines) > self.size:

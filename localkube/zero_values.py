@@ -46,6 +46,15 @@ def fill(obj: Obj, group: str, version: str, kind: str) -> None:
         _fill(obj, name)
 
 
+@functools.cache
+def zero_object(group: str, version: str, kind: str) -> Obj:
+    """A built-in kind's Go zero value as JSON (``{}`` for custom kinds): what kube-apiserver's
+    field manager compares a created object with. Shared between callers: never mutate it."""
+    obj: Obj = {}
+    fill(obj, group, version, kind)
+    return obj
+
+
 def _zero(value: Any) -> Any:
     if isinstance(value, str) and value.startswith("@"):
         nested: Obj = {}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
-import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -35,6 +34,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from karmada import metrics
+from karmada.kube import json_codec
 from karmada.kube.auth import Authenticator, CredentialError
 from karmada.kube.config import ClusterConfig
 from karmada.kube.fence import FENCED, WRITE_METHODS, WriteFence
@@ -292,7 +292,7 @@ class KubeClient:
     async def execute(self, request: Request) -> Obj:
         """Run a request; the decoded JSON body, or :class:`KubeError`."""
         session = await self._ensure()
-        data = None if request.body is None else json.dumps(request.body).encode()
+        data = None if request.body is None else json_codec.dumps(request.body)
         started = time.perf_counter()
         code = "<error>"  # client-go's code label of a request that got no answer
         try:
@@ -306,8 +306,7 @@ class KubeClient:
                 timeout=aiohttp.ClientTimeout(total=request.timeout or self._timeout),
             ) as response:
                 code = str(response.status)
-                text = await response.text()
-                return self._decode(response.status, text)
+                return self._decode(response.status, await response.read())
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise KubeError(0, "ConnectionError", f"{request.method} {request.path}: {exc!s}") from exc
         finally:
@@ -321,15 +320,15 @@ class KubeClient:
         return urlsplit(self.config.server).netloc
 
     @staticmethod
-    def _decode(status: int, text: str) -> Obj:
+    def _decode(status: int, raw: bytes) -> Obj:
         try:
-            body = json.loads(text) if text else {}
-        except ValueError:
+            body = json_codec.loads(raw) if raw else {}
+        except (ValueError, RecursionError):
             body = {}
         if status >= 400:
             if isinstance(body, dict) and body.get("kind") == "Status":
                 raise KubeError(status, body.get("reason", ""), body.get("message", ""), body)
-            raise KubeError(status, "Unknown", text[:500])
+            raise KubeError(status, "Unknown", raw[:500].decode(errors="replace"))
         return body if isinstance(body, dict) else {"value": body}
 
     # -- verbs -------------------------------------------------------------
@@ -405,10 +404,10 @@ class KubeClient:
                 headers=self._headers(request),
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
             ) as response:
-                text = await response.text()
+                raw = await response.read()
                 if response.status >= 400:
-                    self._decode(response.status, text)
-                return text
+                    self._decode(response.status, raw)
+                return raw.decode(response.get_encoding())
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise KubeError(0, "ConnectionError", f"GET {path}: {exc!s}") from exc
 
@@ -426,7 +425,7 @@ class KubeClient:
             ) as response:
                 if response.status == 304:
                     return None, etag
-                return self._decode(response.status, await response.text()), response.headers.get("ETag")
+                return self._decode(response.status, await response.read()), response.headers.get("ETag")
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise KubeError(0, "ConnectionError", f"GET {path}: {exc!s}") from exc
 
@@ -576,7 +575,7 @@ class KubeClient:
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeout, sock_read=timeout_seconds + 30),
             ) as response:
                 if response.status >= 400:
-                    self._decode(response.status, await response.text())
+                    self._decode(response.status, await response.read())
                 async for line in _lines(response.content, MAX_EVENT_BYTES, request.path):
                     kind, obj = _event(line, request.path)
                     if kind == "ERROR":
@@ -617,7 +616,7 @@ async def _lines(content: aiohttp.StreamReader, limit: int, path: str) -> AsyncG
 
 def _event(line: bytes, path: str) -> tuple[str, Obj]:
     try:
-        event = json.loads(line)
+        event = json_codec.loads(line)
         kind, obj = event["type"], event["object"]
         if not isinstance(kind, str) or not isinstance(obj, dict):
             raise TypeError("type or object of the wrong kind")

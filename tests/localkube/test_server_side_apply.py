@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from localkube.fieldpath import FieldSet
+from localkube.typed import compare, root_schema
 from tests.factories import crd
 from tests.servers import Kubectl, Raw
 
@@ -162,6 +163,66 @@ async def test_writes_without_a_field_manager_are_owned_by_the_user_agent(raw: R
     assert entry["manager"] == "Python"  # aiohttp's User-Agent is "Python/3.x aiohttp/..."
     assert entry["operation"] == "Update"
     assert entry["fieldsV1"] == {"f:data": {".": {}, "f:k": {}}}
+
+
+# what kube-apiserver v1.32 records for `kubectl create deployment web --image=nginx`: a create
+# is compared with an empty Deployment, whose struct fields (spec, strategy, template and its
+# metadata and spec) Go always writes, so only maps, list items and pointers get a "."
+CREATED_DEPLOYMENT_FIELDS = {
+    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+    "f:spec": {
+        "f:progressDeadlineSeconds": {},
+        "f:replicas": {},
+        "f:revisionHistoryLimit": {},
+        "f:selector": {},
+        "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}}, "f:type": {}},
+        "f:template": {
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {
+                "f:containers": {
+                    'k:{"name":"nginx"}': {
+                        ".": {},
+                        "f:image": {},
+                        "f:imagePullPolicy": {},
+                        "f:name": {},
+                        "f:resources": {},
+                        "f:terminationMessagePath": {},
+                        "f:terminationMessagePolicy": {},
+                    }
+                },
+                "f:dnsPolicy": {},
+                "f:restartPolicy": {},
+                "f:schedulerName": {},
+                "f:securityContext": {},
+                "f:terminationGracePeriodSeconds": {},
+            },
+        },
+    },
+}
+
+
+async def test_a_create_owns_what_differs_from_an_empty_object_of_its_kind(raw: Raw) -> None:
+    body = deployment("web", [{"name": "nginx", "image": "nginx"}])
+    body["metadata"]["labels"] = {"app": "web"}
+    status, obj, _ = await raw.request("POST", f"{DEPLOYMENTS}?fieldManager=kubectl-create", body)
+    assert status == 201, obj
+    assert managers(obj)["kubectl-create/Update"] == CREATED_DEPLOYMENT_FIELDS
+
+
+def test_a_null_list_or_map_compares_as_an_empty_one() -> None:
+    """null -> items adds each item's fields (structured-merge-diff reads null as empty), where
+    a change of shape (a string -> a list) is one modified leaf."""
+    schema = root_schema("apps", "v1", "Deployment", None, False)
+    before = {"spec": {"template": {"spec": {"containers": None}}, "selector": None}}
+    after = {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}, "selector": None}}
+    result = compare(before, after, schema)
+    containers = 'k:{"name":"a"}'
+    assert result.added.to_fields_v1() == {
+        "f:spec": {"f:template": {"f:spec": {"f:containers": {containers: {".": {}, "f:image": {}, "f:name": {}}}}}}
+    }
+    assert result.modified.empty() and result.removed.empty()
+    shapes = compare({"spec": {"paused": "x"}}, {"spec": {"paused": [1]}}, None)
+    assert shapes.modified.to_fields_v1() == {"f:spec": {"f:paused": {}}}
 
 
 async def test_keyed_lists_merge_per_item(raw: Raw) -> None:
