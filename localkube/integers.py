@@ -28,6 +28,29 @@ def _integer_format(schema: Obj) -> str | None:
     return None
 
 
+# per schema (by id; the definitions live as long as the process): can a value below it
+# hold an integer field? Most of an object (names, labels, strings, data) cannot, and is skipped
+_HOLDS: dict[int, bool] = {}
+
+
+def _holds_integers(schema: Obj) -> bool:
+    known = _HOLDS.get(id(schema))
+    if known is not None:
+        return known
+    _HOLDS[id(schema)] = True  # a definition that refers to itself: assume so while looking
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        holds = _holds_integers(builtin_schemas.definitions()[ref[len("#/$defs/") :]])
+    elif _integer_format(schema) in RANGES:
+        holds = True
+    else:
+        nested = [*((schema.get("properties") or {}).values()), schema.get("additionalProperties"), schema.get("items")]
+        nested += schema.get("allOf") or []
+        holds = any(isinstance(child, dict) and _holds_integers(child) for child in nested)
+    _HOLDS[id(schema)] = holds
+    return holds
+
+
 def _struct_name(definition: str) -> str:
     return definition.rsplit(".", 1)[-1]
 
@@ -58,11 +81,14 @@ def integer_problem(obj: Obj, group: str, version: str, kind: str) -> str | None
             properties = schema.get("properties")
             if isinstance(properties, dict):
                 for key, item in value.items():
-                    if key in properties:
-                        children.append((item, properties[key], f"{path}.{key}" if path else key, struct))
-            elif isinstance(schema.get("additionalProperties"), dict):
+                    child = properties.get(key)
+                    if child is not None and _holds_integers(child):
+                        children.append((item, child, f"{path}.{key}" if path else key, struct))
+            elif isinstance(schema.get("additionalProperties"), dict) and _holds_integers(
+                schema["additionalProperties"]
+            ):
                 children = [(item, schema["additionalProperties"], path, struct) for item in value.values()]
-        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict) and _holds_integers(schema["items"]):
             children = [(item, schema["items"], path, struct) for item in value]
         stack.extend(reversed(children))
     return None

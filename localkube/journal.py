@@ -39,6 +39,7 @@ acknowledged, and neither was anything after it: loading stops there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -73,6 +74,26 @@ def _fsync_and_close(fd: int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class _Group:
+    """Entries the flusher writes and syncs in a worker thread, in two system calls."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.done = threading.Event()
+        self.error: OSError | None = None
+
+    def write(self, fd: int) -> None:
+        try:
+            write_all(fd, self.data)
+            os.fsync(fd)
+        except OSError as error:
+            self.error = error
+            raise
+        finally:
+            os.close(fd)
+            self.done.set()
 
 
 def _encode_snapshot(rv: int, items: dict[str, list[Obj]]) -> Iterator[bytes]:
@@ -110,6 +131,9 @@ class Journal:
         self._log_size = 0
         self._snapshot_size = 0
         self._written = 0  # entries appended
+        # encoded entries not yet written: the flusher writes them as one group, then fsyncs
+        self._pending: list[bytes] = []
+        self._in_flight: _Group | None = None  # the group the flusher is writing
         self._synced = 0  # entries covered by a finished fsync
         self._flusher: asyncio.Task[None] | None = None
         self._snapshotting: asyncio.Task[None] | None = None
@@ -175,19 +199,27 @@ class Journal:
         """Log one write; it is durable once :meth:`durable` returns."""
         if self._fd is None:
             raise RuntimeError("the journal is closed")
+        if self._failure is not None:
+            raise self._failure
         entry: dict[str, Any] = {"op": op, "s": storage, "ns": key[0], "n": key[1], "rv": rv}
         if obj is not None:
             entry["o"] = obj
         line = json_codec.dumps(entry) + b"\n"
-        try:
-            write_all(self._fd, line)
-        except OSError as error:  # a full disk: memory now holds more than the journal
-            log.error("journal write failed, no write is acknowledged from now on: %s", error)
-            self._fail(error)
-            raise
+        self._pending.append(line)
         self._log_size += len(line)
         self._written += 1
         self._start_flusher()
+
+    def _write_pending(self) -> None:
+        """Write the entries not yet written, on this thread (no flusher's group is in flight)."""
+        if self._pending and self._fd is not None:
+            data, self._pending = b"".join(self._pending), []
+            try:
+                write_all(self._fd, data)
+            except OSError as error:  # a full disk: memory now holds more than the journal
+                log.error("journal write failed, no write is acknowledged from now on: %s", error)
+                self._fail(error)
+                raise
 
     async def durable(self) -> None:
         """Return once every write appended before the call is on disk; OSError once the disk failed."""
@@ -213,6 +245,7 @@ class Journal:
 
     def _sync_now(self) -> None:
         if self._fd is not None and self._synced < self._written:
+            self._write_pending()
             os.fsync(self._fd)
             self._synced = self._written
             self._wake()
@@ -220,12 +253,16 @@ class Journal:
     async def _flush(self) -> None:
         while self._fd is not None and self._synced < self._written:
             target = self._written
+            group = self._in_flight = _Group(b"".join(self._pending))
+            self._pending = []
             try:
-                await asyncio.to_thread(_fsync_and_close, os.dup(self._fd))
-            except OSError as error:
-                log.error("journal fsync failed, no write is acknowledged from now on: %s", error)
+                await asyncio.to_thread(group.write, os.dup(self._fd))
+            except OSError as error:  # a full disk, or a failed fsync that may have dropped pages
+                log.error("journal write or fsync failed, no write is acknowledged from now on: %s", error)
                 self._fail(error)
                 return
+            finally:
+                self._in_flight = None
             self._synced = max(self._synced, target)
             self._wake()
             if self._needs_compaction():
@@ -242,6 +279,10 @@ class Journal:
         rv, data = self.state()
         items = _items(data)  # the objects as of ``rv``: later writes replace them, never change them
         if not self.previous.exists():  # else a failed snapshot left it: it still holds what the new one covers
+            try:
+                self._write_pending()  # the retired journal holds every entry up to the boundary
+            except OSError:
+                return
             retired, boundary = self._fd, self._written
             try:
                 os.replace(self.log, self.previous)
@@ -306,9 +347,17 @@ class Journal:
         """Sync what is left and close; later appends are refused."""
         if self._fd is None:
             return
+        group = self._in_flight
+        if group is not None:  # the flusher's group first, so entries stay in order
+            group.done.wait(timeout=30)
+            if group.error is not None or not group.done.is_set():
+                self._failure = self._failure or group.error or OSError("the journal's last write did not finish")
         if self._synced < self._written and self._failure is None:
-            os.fsync(self._fd)
-            self._synced = self._written
+            with contextlib.suppress(OSError):  # _write_pending logged it; nothing more is acknowledged
+                self._write_pending()
+            if self._failure is None:
+                os.fsync(self._fd)
+                self._synced = self._written
         self._wake()
         os.close(self._fd)
         self._fd = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import random
 import re
+import time
 import uuid
 from typing import Any
 
@@ -67,9 +68,16 @@ OBJECT_META_FIELDS = {
 }
 
 
+_LAST_TIME: list[tuple[int, str]] = [(-1, "")]  # formatted once a second: a write asks several times
+
+
 def now_time() -> str:
     """Current time as a Kubernetes ``Time`` (RFC 3339 seconds, UTC, Z)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(time.time())
+    last = _LAST_TIME[0]
+    if second != last[0]:
+        last = _LAST_TIME[0] = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return last[1]
 
 
 def now_micro() -> str:
