@@ -82,7 +82,7 @@ from typing import Any, TypeVar
 
 import greenlet  # type: ignore[import-untyped]
 
-from localkube import admission_webhooks_validation, defaults
+from localkube import admission_webhooks_validation, defaults, json_codec
 from localkube.errors import MODIFIED, APIError, Cause, bad_request, conflict
 from localkube.patch import PatchFailed, json_patch
 from localkube.resources import Registry, ResourceType
@@ -718,7 +718,7 @@ class WebhookAdmission:
                 server_name,
                 str(client.get("caBundle") or ""),
                 hook.timeout,
-                json.dumps(body).encode(),
+                json_codec.dumps(body),
                 self.clients,
             )
         except OSError as exc:

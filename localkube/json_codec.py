@@ -8,13 +8,18 @@ standard way, so no input decodes or encodes differently than before.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-# orjson reads integers past 64 bits as floats; the standard library keeps them exact
-_LONG_NUMBER = re.compile(rb"[0-9]{20}")
+# orjson reads integers past 64 bits as floats; the standard library keeps them exact. Any run
+# of 20 digits (a regular expression would cost more than the parse: translate is one C pass)
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 20
+
+
+def _long_number(data: bytes) -> bool:
+    return _LONG_NUMBER in data.translate(_DIGITS)
 
 
 def dumps(obj: Any) -> bytes:
@@ -28,7 +33,7 @@ def dumps(obj: Any) -> bytes:
 def fast_loads(data: bytes) -> tuple[bool, Any]:
     """``(True, value)`` when orjson reads ``data`` exactly as ``json.loads`` would, else
     ``(False, None)``: the caller decodes it the standard way (and reports its errors)."""
-    if _LONG_NUMBER.search(data):
+    if _long_number(data):
         return False, None
     try:
         return True, orjson.loads(data)

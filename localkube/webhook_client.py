@@ -48,6 +48,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from localkube import json_codec
+
 # open connections of one session (aiohttp's default), idle ones kept this long (Go's IdleConnTimeout)
 CONNECTIONS = 100
 IDLE_SECONDS = 90.0
@@ -182,7 +184,7 @@ async def post_review(
     if not 200 <= status < 300:
         raise OSError(_server_error(status, text))
     try:
-        return json.loads(text)
+        return json_codec.loads(text)
     except ValueError as exc:
         raise OSError(f"couldn't get version/kind; json parse error: {exc}") from None
 

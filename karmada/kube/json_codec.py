@@ -8,13 +8,18 @@ own copy of these few lines: neither package may import the other.)
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-# orjson reads integers past 64 bits as floats; the standard library keeps them exact
-_LONG_NUMBER = re.compile(rb"[0-9]{20}")
+# orjson reads integers past 64 bits as floats; the standard library keeps them exact. Any run
+# of 20 digits (a regular expression would cost more than the parse: translate is one C pass)
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 20
+
+
+def _long_number(data: bytes) -> bool:
+    return _LONG_NUMBER in data.translate(_DIGITS)
 
 
 def dumps(obj: Any) -> bytes:
@@ -27,7 +32,7 @@ def dumps(obj: Any) -> bytes:
 
 def loads(data: bytes) -> Any:
     """What ``json.loads(data)`` returns (and raises), orjson's way where that is the same."""
-    if not _LONG_NUMBER.search(data):
+    if not _long_number(data):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
