@@ -2,14 +2,17 @@
 
 (a) ``--deployments`` Deployments created at once: seconds until every member
     object exists, and until every template's aggregated status shows all its
-    replicas ready;
+    replicas ready; also when the last of the burst's ResourceBindings was created, then scheduled, and the
+    last of its Works created, then applied (``a_last_*_s``, from watches of the control
+    plane): which stage of the pipeline the time goes to;
 (b) ``--rate`` Deployments a second for ``--seconds``: latency from each
     template's create response to the member object's ADDED event on a watch
     of the member (one process, one monotonic clock);
 (c) control-plane API writes per propagated Deployment during (a), by
     resource, read from the API server's ``apiserver_request_total``, and the
-    write rate the pipeline reached;
-(d) control-plane CPU seconds and peak RSS over (a) and (b).
+    write rate the pipeline reached, and its reads (GET and LIST) per Deployment;
+(d) control-plane CPU seconds and peak RSS over (a) and (b), and how much its RSS grew
+    over (a) per 1,000 bindings (each with its template and Works in the caches).
 
 The policy splits each Deployment (``--replicas``, default 2) over all members
 with equal static weights, so each lands in ``min(replicas, members)`` members.
@@ -56,7 +59,7 @@ from typing import Any
 
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.client import KubeError
-from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, Resource
+from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, RESOURCE_BINDINGS, SECRETS, WORKS, Resource
 from karmada.sandbox.processes import ProcessRecord
 from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
 from localkube.metrics import parse_request_totals
@@ -237,9 +240,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def peak_rss_mib(pid: int) -> float:
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float:
+    """The process's peak resident memory (``VmRSS``: its current one)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -250,6 +254,53 @@ def percentile(values: list[float], fraction: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
     return ordered[index]
+
+
+def _scheduled(binding: dict[str, Any]) -> bool:
+    return bool((binding.get("spec") or {}).get("clusters"))
+
+
+def _applied(work: dict[str, Any]) -> bool:
+    conditions = (work.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Applied" and c.get("status") == "True" for c in conditions)
+
+
+class StageWatch:
+    """When each of the burst's objects of one control-plane kind was first seen, and first
+    seen in a state (a binding scheduled, a Work applied): where the burst's time goes."""
+
+    def __init__(self, client: KubeClient, resource: Resource, reached: Any) -> None:
+        self.client = client
+        self.resource = resource
+        self.reached = reached
+        self.added: dict[str, float] = {}
+        self.done: dict[str, float] = {}
+
+    def _see(self, obj: dict[str, Any], now: float) -> None:
+        name = obj["metadata"]["name"]
+        if not name.startswith("burst-"):
+            return
+        self.added.setdefault(name, now)
+        if self.reached(obj):
+            self.done.setdefault(name, now)
+
+    async def run(self) -> None:
+        version = ""
+        while True:
+            try:
+                if not version:
+                    listed = await self.client.list(self.resource)
+                    version, now = listed["metadata"]["resourceVersion"], time.monotonic()
+                    for item in listed.get("items") or []:
+                        self._see(item, now)
+                async for kind, obj in self.client.watch(self.resource, resource_version=version):
+                    version = obj["metadata"].get("resourceVersion", version)
+                    if kind in ("ADDED", "MODIFIED"):
+                        self._see(obj, time.monotonic())
+            except KubeError as exc:
+                if exc.gone:
+                    version = ""
+                await asyncio.sleep(0.1)
 
 
 class MemberWatch:
@@ -284,13 +335,19 @@ class MemberWatch:
                 await asyncio.sleep(0.1)
 
 
-async def _writes(client: KubeClient) -> Counter[str]:
+async def _requests(client: KubeClient) -> tuple[Counter[str], Counter[str]]:
+    """The control-plane API server's successful writes by resource, and its reads (GET, LIST)
+    by verb and resource, so far."""
     text = await client.raw_text("/metrics")
-    counts: Counter[str] = Counter()
+    writes: Counter[str] = Counter()
+    reads: Counter[str] = Counter()
     for (verb, _group, resource, subresource, code), count in parse_request_totals(text).items():
+        where = f"{resource}/{subresource}" if subresource else resource
         if verb in WRITES and code.startswith("2"):
-            counts[f"{resource}/{subresource}" if subresource else resource] += count
-    return counts
+            writes[where] += count
+        elif verb in ("GET", "LIST"):
+            reads[f"{verb} {where}"] += count
+    return writes, reads
 
 
 async def _ready(client: KubeClient, names: set[str], replicas: int) -> tuple[set[str], int]:
@@ -371,13 +428,18 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, results: dict[str, 
         dep_watches = [[MemberWatch(m, CONFIGMAPS), MemberWatch(m, SECRETS)] for m in members] if deps else []
         every = watches + [w for pair in dep_watches for w in pair]
         tasks = [asyncio.create_task(w.run()) for w in every]
+        # on the control plane: bindings created and scheduled, Works created and applied
+        bindings = StageWatch(client, RESOURCE_BINDINGS, _scheduled)
+        works = StageWatch(client, WORKS, _applied)
+        tasks += [asyncio.create_task(w.run()) for w in (bindings, works)]
         try:
             await client.create(POLICIES, _policy(sandbox.members, deps), NAMESPACE)
             await asyncio.sleep(1.0)
             cpu_before = cpu_seconds(controlplane)
+            rss_before = peak_rss_mib(controlplane, "VmRSS")
 
             # (a) a burst
-            writes_before = await _writes(client)
+            writes_before, reads_before = await _requests(client)
             names = {f"burst-{i}" for i in range(options.deployments)}
             gate = asyncio.Semaphore(32)
 
@@ -426,15 +488,30 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, results: dict[str, 
                 results[f"a_member_objects[{member_name}]"] = len(names & watch.added.keys())
             ready = await wait_ready(client, by_name, names, options.replicas, options.timeout, options.stall)
             await asyncio.sleep(2.0)  # the last status writes of the burst
-            writes = await _writes(client) - writes_before
+            writes, reads = await _requests(client)
+            writes, reads = writes - writes_before, reads - reads_before
             results["a_all_templates_ready_s"] = ready - began
+            for label, times in (
+                ("bindings_created", bindings.added),
+                ("bindings_scheduled", bindings.done),
+                ("works_created", works.added),
+                ("works_applied", works.done),
+            ):
+                results[f"a_last_{label}_s"] = max(times.values()) - began if times else math.nan
             total = sum(v for k, v in writes.items() if not k.startswith(("events", "leases")))
             results["c_writes_per_deployment"] = total / len(names)
             for key, value in sorted(writes.items()):
                 results[f"c_writes_per_deployment[{key}]"] = value / len(names)
             results["c_write_rate_per_s"] = total / (ready - began)
+            results["c_reads_per_deployment"] = sum(reads.values()) / len(names)
+            for key, value in sorted(reads.items()):
+                if value / len(names) >= 0.01:
+                    results[f"c_reads_per_deployment[{key}]"] = value / len(names)
             cpu_burst = cpu_seconds(controlplane)
             results["d_cpu_s_burst"] = cpu_burst - cpu_before
+            # every burst Deployment has its binding (and Works) in the caches now
+            grown = peak_rss_mib(controlplane, "VmRSS") - rss_before
+            results["d_rss_mib_per_1000_bindings"] = grown * 1000 / len(names)
 
             # (b) a steady rate
             latencies: list[float] = []
