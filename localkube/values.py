@@ -1,14 +1,29 @@
-"""JSON values (dicts, lists and scalars) copied without recursion, so an
-object as deep as the decoder allows costs heap, never Python's stack."""
+"""JSON values (dicts, lists and scalars) copied by orjson, or without recursion when it
+refuses them (nesting past its limit), so an object as deep as the decoder allows costs heap,
+never Python's stack."""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import orjson
+
 T = TypeVar("T")
 
 
 def clone(value: T) -> T:
+    """A deep copy of a JSON value."""
+    if isinstance(value, (dict, list)):
+        try:
+            # through orjson's encoder and decoder: C all the way, about three times the walk's speed
+            copied: T = orjson.loads(orjson.dumps(value))
+        except (TypeError, orjson.JSONDecodeError):  # not only JSON's types (a 65-bit integer)
+            return _walk_clone(value)
+        return copied
+    return value
+
+
+def _walk_clone(value: T) -> T:
     """A deep copy of a JSON value; scalars are shared (they are immutable)."""
     if isinstance(value, dict):
         root: Any = {}
