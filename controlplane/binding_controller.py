@@ -83,6 +83,7 @@ from karmada.api.names import cluster_of_execution_space
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
 from karmada.bounded import map_bounded
 from karmada.interpreter_webhooks import AsyncInterpreter
+from karmada.json_copy import copy_json
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError, Resource, ResourceMapper, UnknownKind
 from karmada.kube.controller import Controller
 from karmada.kube.informer import object_key
@@ -286,7 +287,7 @@ class Templates:
         wanted = int(version) if version.isdigit() else None
         seen = _version(cached)
         if cached is not None and (wanted is None or seen is None or seen >= wanted):
-            found: Obj | None = copy.deepcopy(cached)
+            found: Obj | None = copy_json(cached)
         else:
             found = await self.client.get_or_none(resource, reference.name, namespace or None)
         if found is not None:

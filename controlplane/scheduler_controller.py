@@ -51,7 +51,6 @@ initial list enqueues every binding and the dequeue checks decide again.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import logging
 import time
@@ -73,6 +72,7 @@ from karmada.api.errors import APIValidationError
 from karmada.api.keys import APPLIED_PLACEMENT_ANNOTATION, DEFAULT_SCHEDULER_NAME
 from karmada.api.policy import Placement
 from karmada.clusters.conditions import set_condition
+from karmada.json_copy import copy_json
 from karmada.kube import EventRecorder, Informer, KubeClient, KubeError
 from karmada.kube.controller import Controller
 from karmada.kube.ratelimit import BASE_DELAY, MAX_DELAY
@@ -489,7 +489,7 @@ class SchedulerController:
         conflict read the binding again and retry. Returns whether anything was written."""
         current = obj
         for attempt in range(CONFLICT_RETRIES):
-            body = copy.deepcopy(current)
+            body = copy_json(current)
             if not mutate(body.setdefault("status", {})):
                 return False
             try:

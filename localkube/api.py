@@ -78,6 +78,9 @@ class WriteOptions:
     force: bool = False
     # the manager of a write without fieldManager: the User-Agent up to its first "/"
     default_manager: str = ""
+    # the caller encodes the answer at once and drops it (an HTTP request): the answer may share
+    # the stored object's parts, which are never changed in place, instead of copying them
+    answer_only: bool = False
 
 
 @dataclass
@@ -146,6 +149,12 @@ class ResourceAPI:
         elif rt.group == "autoscaling" and rt.version == "v1":
             view = autoscaling.to_v1(view)
         return view
+
+    def _answer(self, rt: ResourceType, obj: Obj, options: WriteOptions) -> Obj:
+        """A write's answer: :meth:`_view`, or a shallow one for a caller that only encodes it."""
+        if options.answer_only and rt.storage != "events" and rt.group != "autoscaling":
+            return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+        return self._view(rt, obj)
 
     def _to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
         if rt.storage == "events":
@@ -340,7 +349,7 @@ class ResourceAPI:
         if rt.kind == "CustomResourceDefinition":
             self.on_crd_change(stored)
             stored = self.store.get(rt.storage_key, "", name) or stored
-        return Result(self._view(rt, stored), 201, warnings)
+        return Result(self._answer(rt, stored, options), 201, warnings)
 
     def _crd_terminating(self, rt: ResourceType) -> bool:
         crd = self.store.get("apiextensions.k8s.io/customresourcedefinitions", "", rt.crd)
@@ -499,12 +508,12 @@ class ResourceAPI:
             self._after_delete(rt, final or obj)
             return Result(self._view(rt, final or obj), 200, warnings)
         if obj == old:
-            return Result(self._view(rt, old), 200, warnings)  # no-op write: same RV, no event
+            return Result(self._answer(rt, old, options), 200, warnings)  # no-op write: same RV, no event
         stored = self.store.put(rt.storage_key, obj, "MODIFIED")
         if rt.kind == "CustomResourceDefinition":
             self.on_crd_change(stored)
             stored = self.store.get(rt.storage_key, "", meta["name"]) or stored
-        return Result(self._view(rt, stored), 200, warnings)
+        return Result(self._answer(rt, stored, options), 200, warnings)
 
     def _graceful_pending(self, rt: ResourceType, obj: Obj) -> bool:
         if rt.kind == "Pod" and not rt.group:

@@ -274,6 +274,29 @@ def apply_defaults(value: Any, schema: Obj) -> Any:
     return value
 
 
+def defaults_pending(value: Any, schema: Obj) -> bool:
+    """Whether :func:`apply_defaults` would change ``value`` (it reads, never copies): an object
+    stored since its schema last changed has its defaults already."""
+    stack: list[tuple[Any, Obj]] = [(value, schema)]
+    while stack:
+        item, node = stack.pop()
+        if isinstance(item, dict):
+            for name, child in (node.get("properties") or {}).items():
+                if name not in item:
+                    if "default" in child:
+                        return True
+                    continue
+                if item[name] is None and not child.get("nullable"):
+                    return True
+                stack.append((item[name], child))
+            additional = node.get("additionalProperties")
+            if isinstance(additional, dict):
+                stack.extend((child, additional) for child in item.values())
+        elif isinstance(item, list) and isinstance(node.get("items"), dict):
+            stack.extend((child, node["items"]) for child in item)
+    return False
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"

@@ -64,7 +64,7 @@ def write_options(request: web.Request) -> WriteOptions:
         raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
     force = request.query.get("force")
     agent = request.headers.get("User-Agent", "").split("/", 1)[0][:128]
-    return WriteOptions(bool(dry), validation, manager, force is not None and truthy(force), agent)
+    return WriteOptions(bool(dry), validation, manager, force is not None and truthy(force), agent, answer_only=True)
 
 
 async def read_delete_options(request: web.Request) -> Obj:

@@ -32,7 +32,7 @@ from multidict import MultiMapping
 from localkube import json_codec, paging, protobuf
 from localkube import tables as tablemod
 from localkube.api import ResourceAPI
-from localkube.crd import apply_defaults
+from localkube.crd import apply_defaults, defaults_pending
 from localkube.errors import Cause, expired, invalid
 from localkube.query import int_param, resource_version_param
 from localkube.request_options import truthy
@@ -283,7 +283,7 @@ class Watches:
     def _encoded_view(self, rt: ResourceType, obj: Obj) -> Obj:
         """The view of a stored object that is encoded at once and dropped: when the version's
         view only renames it (no conversion, no defaults to fill in), a shallow copy does."""
-        if rt.custom and rt.schema is not None:
+        if rt.custom and rt.schema is not None and defaults_pending(obj, rt.schema):
             return self._view(rt, obj)
         if rt.storage == "events" or rt.group == "autoscaling":
             return self._view(rt, obj)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karmada.api.keys import RESOURCE_TEMPLATE_GENERATION_ANNOTATION
+from karmada.json_copy import copy_json
 
 if TYPE_CHECKING:
     from karmada.api.binding import AggregatedStatusItem
@@ -301,7 +302,7 @@ def aggregate_status(template: Mapping[str, Any], items: Sequence[AggregatedStat
     kind = (str(template.get("apiVersion", "")), str(template.get("kind", "")))
     if kind not in AGGREGATE_KINDS:
         raise KeyError(f"no built-in status aggregation for {kind[1]} in {kind[0]}")
-    result = copy.deepcopy(dict(template))
+    result = copy_json(dict(template))
     old = _status_of(result)
     new: dict[str, Any] | None
     if kind in _COUNTERS:

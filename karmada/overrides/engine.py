@@ -13,7 +13,6 @@ that cluster with an error naming the policy, the rule and the path.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 from karmada.api.cluster import Cluster
 from karmada.api.keys import APPLIED_CLUSTER_OVERRIDES_ANNOTATION, APPLIED_OVERRIDES_ANNOTATION
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy, Overriders
+from karmada.json_copy import copy_json
 from karmada.overrides.overriders import (
     OverriderError,
     apply_command_args,
@@ -160,7 +160,7 @@ def apply_overrides(
     ``override_policies`` may hold any namespace's policies; only those of
     the manifest's namespace apply, and none to cluster-scoped manifests.
     """
-    result = OverrideResult(copy.deepcopy(dict(manifest)))
+    result = OverrideResult(copy_json(dict(manifest)))
     for rule in matching_rules(result.manifest, cluster_override_policies, cluster):
         result.manifest = apply_rule(result.manifest, rule)
         result.cluster_rules.append(rule)

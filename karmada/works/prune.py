@@ -10,9 +10,10 @@ byte-for-byte the same (Karmada's webhook does the same on every Work write).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from karmada.json_copy import copy_json
 
 Obj = dict[str, Any]
 
@@ -120,7 +121,7 @@ def prune(manifest: Mapping[str, Any], *, job_ttl: bool = True) -> Obj:
     """A copy of ``manifest`` without server-set metadata, status and the kind's
     member-specific fields (by kind only, as Karmada matches them); ``job_ttl``
     also drops a Job's ``ttlSecondsAfterFinished`` (the binding controller does)."""
-    obj = copy.deepcopy(dict(manifest))
+    obj = copy_json(dict(manifest))
     metadata = obj.get("metadata")
     if isinstance(metadata, dict):
         for key in _SERVER_METADATA:

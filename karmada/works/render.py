@@ -52,6 +52,7 @@ from karmada.api.names import execution_space, work_name
 from karmada.api.override import ClusterOverridePolicy, OverridePolicy
 from karmada.api.work import WORK_GROUP_VERSION
 from karmada.interpreter.native import Operation
+from karmada.json_copy import copy_json
 from karmada.overrides import OverrideResult, apply_overrides
 from karmada.scheduling.assignment import job_completions
 from karmada.works.applied import applied_overrides_annotations
@@ -233,7 +234,7 @@ def render_work(
     """The Work of ``target`` (raises :class:`~karmada.overrides.OverrideError` when an
     override fails, :class:`RenderError` when the template cannot be revised).
     ``stateful_failover_injection``: Karmada's StatefulFailoverInjection gate."""
-    manifest = copy.deepcopy(dict(template))
+    manifest = copy_json(dict(template))
     api_version, kind = str(manifest.get("apiVersion", "")), str(manifest.get("kind", ""))
     # the scheduler's share, never the template's count (Duplicated clusters carry the full count)
     if is_workload(spec) and interpreter.hook_enabled(api_version, kind, Operation.REVISE_REPLICA):
@@ -302,7 +303,7 @@ def decorate(manifest: Mapping[str, Any], work: str, space: str, resolution: str
     """A template as Work ``space/work`` carries it (CreateOrUpdateWork's decoration, then
     the pruning Karmada's webhook would repeat): marked as managed by Karmada and by that
     Work, with the template's uid and, for bindings, the conflict resolution."""
-    result: Obj = copy.deepcopy(dict(manifest))
+    result: Obj = copy_json(dict(manifest))
     _labels(result)[MANAGED_LABEL] = MANAGED_LABEL_VALUE
     decorations = {
         RESOURCE_TEMPLATE_UID_ANNOTATION: str((result.get("metadata") or {}).get("uid", "")),
@@ -350,7 +351,7 @@ def desired_work(existing: Mapping[str, Any] | None, rendered: RenderedWork, new
         annotations.pop(key, None)
     meta["annotations"] = {**annotations, **rendered.annotations}
     meta["finalizers"] = sorted({*(meta.get("finalizers") or []), EXECUTION_CONTROLLER_FINALIZER})
-    manifest = copy.deepcopy(rendered.manifest)
+    manifest = copy_json(rendered.manifest)
     record_managed_keys(manifest, labels[WORK_PERMANENT_ID_LABEL])
     work["spec"] = {
         "workload": {"manifests": [manifest]},
