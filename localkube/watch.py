@@ -45,6 +45,7 @@ Send = Callable[[str, Obj], Awaitable[None]]
 JSON = "application/json"
 BOOKMARK_INTERVAL = 60.0
 DISCONNECT_CHECK = 2.0
+WATCH_SLICE = 0.005  # seconds a watch sends its backlog before letting other work run
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,28 @@ def _sweeper() -> _Sweeper:
     if sweeper is None:
         sweeper = _SWEEPERS[loop] = _Sweeper()
     return sweeper
+
+
+class _Turn:
+    """A watch's share of the loop: sending a backlog (a burst of writes, a big initial list)
+    never suspends by itself, since the queue and the socket buffer have room, so it yields
+    after each ``WATCH_SLICE`` of work; other requests (and the webhook answers writes wait
+    for) would otherwise wait behind one watcher's hundreds of events."""
+
+    def __init__(self) -> None:
+        self.began = time.perf_counter()
+
+    def rest(self) -> None:
+        """The watch is about to wait: its next slice starts when it wakes."""
+        self.began = -1.0
+
+    async def maybe_yield(self) -> None:
+        now = time.perf_counter()
+        if self.began < 0:
+            self.began = now
+        elif now - self.began >= WATCH_SLICE:
+            await asyncio.sleep(0)
+            self.began = time.perf_counter()
 
 
 class Watches:
@@ -217,8 +240,10 @@ class Watches:
                     await send("ERROR", expired(f"too old resource version: {requested_rv} ({oldest})").status())
                     return response
                 backlog = history
+            turn = _Turn()
             for kind, obj in initial:
                 await emit(kind, obj)
+                await turn.maybe_yield()
             if options.send_initial:
                 await send(
                     "BOOKMARK",
@@ -233,6 +258,7 @@ class Watches:
                 )
             for event in backlog:
                 await self._send_event(emit, namespace, matches, event)
+                await turn.maybe_yield()
             deadline = time.monotonic() + options.timeout
             last_bookmark = time.monotonic()
             while True:
@@ -245,8 +271,13 @@ class Watches:
                     else remaining
                 )
                 try:
-                    async with asyncio.timeout(max(wait, 0.01)):
-                        event = await watcher.queue.get()
+                    if watcher.queue.empty():
+                        turn.rest()
+                        async with asyncio.timeout(max(wait, 0.01)):
+                            event = await watcher.queue.get()
+                    else:  # a backlog: taken without a timer, a slice at a time (see _Turn)
+                        event = watcher.queue.get_nowait()
+                        await turn.maybe_yield()
                 except TimeoutError:
                     transport = request.transport
                     if transport is None or transport.is_closing():
