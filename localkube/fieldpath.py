@@ -157,14 +157,25 @@ class FieldSet:
         return made
 
     def difference(self, other: FieldSet) -> FieldSet:
-        """Members of ``self`` not in ``other``; a member of ``other`` does not remove children."""
+        """Members of ``self`` not in ``other``; a member of ``other`` does not remove children.
+        ``self`` itself when nothing is removed: an entry whose set is unchanged keeps its
+        encoded fieldsV1 (managedfields.Entry.encode)."""
         if other.empty() or self.empty():
             return self
-        made = FieldSet()
-        made.members = self.members - other.members
+        members = self.members - other.members
+        changed = len(members) != len(self.members)
+        children: dict[str, FieldSet] = {}
         for element, mine in self.children.items():
             theirs = other.children.get(element)
-            made.attach(element, mine if theirs is None else mine.difference(theirs))
+            child = mine if theirs is None else mine.difference(theirs)
+            if child is not mine:
+                changed = True
+            if not child.empty():
+                children[element] = child
+        if not changed:
+            return self
+        made = FieldSet()
+        made.members, made.children = members, children
         return made
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
