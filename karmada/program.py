@@ -1,5 +1,5 @@
-"""What every long-running program here shares: one-line logs on stderr and
-running an asyncio main until SIGTERM or SIGINT asks it to stop."""
+"""What every long-running program here shares: one-line logs on stderr, small TLS read
+buffers, and running an asyncio main until SIGTERM or SIGINT asks it to stop."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# asyncio gives every TLS connection a zeroed 256 KiB read buffer, and a program holds one
+# connection per watch (an agent of a fleet, several per member). A TLS record carries at most
+# 16 KiB, so 32 KiB loses nothing but a little batching (localkube's servers do the same).
+TLS_READ_BUFFER = 32 * 1024
 
 
 def setup_logging(verbosity: int) -> None:
@@ -24,6 +28,9 @@ def setup_logging(verbosity: int) -> None:
 
 def run_until_stopped(main: Callable[[asyncio.Event], Coroutine[Any, Any, int]]) -> int:
     """Run ``main(stop)``; SIGTERM/SIGINT set ``stop``. Returns main's exit code."""
+    from asyncio import sslproto
+
+    sslproto.SSLProtocol.max_size = TLS_READ_BUFFER  # a program sets it for its own process
 
     async def runner() -> int:
         stop = asyncio.Event()
