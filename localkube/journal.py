@@ -1,9 +1,10 @@
 """The data directory's persistence: a snapshot plus an append-only journal of
 the writes since, with group commit and compaction by size.
 
-Durability: each write is appended to the journal (an ``O_APPEND`` file
-descriptor, no user-space buffer) as it is stored; :meth:`Journal.durable`
-returns once an fsync covering every write appended so far has finished. The
+Durability: each write is encoded as it is stored and kept until the flusher
+writes the entries gathered so far to the journal (an ``O_APPEND`` file
+descriptor) in one system call, then fsyncs; :meth:`Journal.durable` returns
+once that covers every write appended so far. The
 server awaits it before any response is sent and before a watch event is
 written, so an acknowledged (or observed) write survives a SIGKILL or a power
 cut, and one fsync serves every write that arrived while the previous one ran
@@ -11,10 +12,11 @@ cut, and one fsync serves every write that arrived while the previous one ran
 pages): no answer is sent from then on (clients see the connection close, not
 an acknowledgement) until a restart reloads what is on disk.
 
-Concurrency: appends run on the event loop; the fsyncs run in a worker
-thread on a duplicate of the descriptor, so the loop keeps serving (and
-appending) meanwhile, and replacing the journal never closes a descriptor the
-thread still uses. One flusher task at a time; when the journal outgrows
+Concurrency: appends run on the event loop; each group's write and fsync run
+in a worker thread on a duplicate of the descriptor, so the loop keeps serving
+(and appending) meanwhile, and replacing the journal never closes a descriptor
+the thread still uses; closing waits for the group in flight, so the journal
+keeps the order of the writes. One flusher task at a time; when the journal outgrows
 ``max(compact_bytes, 2 × snapshot size)`` it compacts, so a server renewing
 Leases for a week keeps a bounded journal.
 
