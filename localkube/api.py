@@ -150,11 +150,17 @@ class ResourceAPI:
             view = autoscaling.to_v1(view)
         return view
 
+    def shared_view(self, rt: ResourceType, obj: Obj) -> Obj:
+        """:meth:`_view` for a caller that encodes it at once and drops it: when the version's
+        view only renames the object, a shallow copy sharing the stored object's parts (which
+        are never changed in place)."""
+        if rt.storage == "events" or (rt.group == "autoscaling" and rt.version == "v1"):
+            return self._view(rt, obj)  # converted, not only renamed
+        return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+
     def _answer(self, rt: ResourceType, obj: Obj, options: WriteOptions) -> Obj:
-        """A write's answer: :meth:`_view`, or a shallow one for a caller that only encodes it."""
-        if options.answer_only and rt.storage != "events" and rt.group != "autoscaling":
-            return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
-        return self._view(rt, obj)
+        """A write's answer: :meth:`_view`, or :meth:`shared_view` for a caller that only encodes it."""
+        return self.shared_view(rt, obj) if options.answer_only else self._view(rt, obj)
 
     def _to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
         if rt.storage == "events":

@@ -312,13 +312,11 @@ class Watches:
         return response
 
     def _encoded_view(self, rt: ResourceType, obj: Obj) -> Obj:
-        """The view of a stored object that is encoded at once and dropped: when the version's
-        view only renames it (no conversion, no defaults to fill in), a shallow copy does."""
+        """The view of a stored object that is encoded at once and dropped: shared unless a
+        custom resource still lacks defaults its schema gives."""
         if rt.custom and rt.schema is not None and defaults_pending(obj, rt.schema):
             return self._view(rt, obj)
-        if rt.storage == "events" or rt.group == "autoscaling":
-            return self._view(rt, obj)
-        return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+        return self.api.shared_view(rt, obj)
 
     def _view(self, rt: ResourceType, obj: Obj) -> Obj:
         view = self.api._view(rt, obj)

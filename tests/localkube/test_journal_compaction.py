@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -161,3 +163,61 @@ def test_close_waits_for_a_snapshot_being_written(tmp_path: Path, held: threadin
 
     asyncio.run(scenario())
     assert len(_values(Journal(tmp_path))) == 100
+
+
+def test_close_while_a_group_is_being_synced_keeps_the_writes_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher's group (an older value) is on disk before close writes what came after it."""
+    in_fsync = threading.Event()
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            in_fsync.set()
+            time.sleep(0.3)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+
+    async def scenario() -> None:
+        journal = Journal(tmp_path)
+        journal.compact(0, {})
+        state = State(journal)
+        state.put("c", "first")
+        await _until(in_fsync.is_set)  # the group holding "first" is in the worker thread
+        state.put("c", "second")
+        journal.close()
+
+    asyncio.run(scenario())
+    assert _values(Journal(tmp_path)) == {"c": "second"}
+    lines = (tmp_path / "journal.jsonl").read_bytes().splitlines()
+    assert [json.loads(line)["o"]["data"] for line in lines] == ["first", "second"]
+
+
+def test_a_group_that_cannot_be_written_fails_every_write_waiting_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the flusher writes a group: no write of it is acknowledged, nor any later."""
+    import localkube.journal as journal_module
+
+    def full(_fd: int, _data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    async def scenario() -> None:
+        journal = Journal(tmp_path)
+        journal.compact(0, {})
+        state = State(journal)
+        monkeypatch.setattr(journal_module, "write_all", full)
+        state.put("a", "x")
+        state.put("b", "y")
+        waiters = [asyncio.create_task(journal.durable()) for _ in range(2)]
+        for waiter in waiters:
+            with pytest.raises(OSError, match="No space left"):
+                await waiter
+        with pytest.raises(OSError, match="No space left"):
+            state.put("c", "z")  # nothing more is taken once the disk failed
+        journal.close()
+
+    asyncio.run(scenario())
+    assert _values(Journal(tmp_path)) == {}
