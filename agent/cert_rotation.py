@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from agent.credentials import ControlPlaneCredentials
 from karmada.kube import KubeClient, KubeError
 from karmada.kube.resources import CSRS
-from karmada.pki import certificate_info, client_csr, key_pem, new_ec_key
+from karmada.pki.validity import certificate_validity, remaining_fraction
 from karmada.registration.identity import CertificateRefused, agent_csr, wait_for_certificate
 
 log = logging.getLogger("agent.certrotation")
@@ -67,7 +67,7 @@ class CertificateRotator:
         cert = self.credentials.certificate_pem()
         if cert is None:
             return False
-        return certificate_info(cert).remaining_fraction() <= self.threshold
+        return remaining_fraction(*certificate_validity(cert)) <= self.threshold
 
     async def check(self) -> bool:
         """Rotate when due; whether it did."""
@@ -80,6 +80,9 @@ class CertificateRotator:
         cert = self.credentials.certificate_pem()
         if cert is None:
             raise RotationError("the agent's kubeconfig has no client certificate to renew")
+        # cryptography loads only now: an agent that never rotates never pays its memory
+        from karmada.pki.certificates import certificate_info, client_csr, key_pem, new_ec_key
+
         info = certificate_info(cert)
         key = new_ec_key()
         request = client_csr(key, info.common_name, list(info.organizations))

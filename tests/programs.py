@@ -90,6 +90,11 @@ class Background:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "not started"
+        return self._process.pid
+
     def stop(self, timeout: float = 10) -> None:
         """SIGTERM, then SIGKILL."""
         if self._process is None:

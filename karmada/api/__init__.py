@@ -9,7 +9,9 @@ errors naming the field path) and serialises back exactly what it read
 
 # Submodules load on first use: programs that need only keys.py or names.py
 # (the agent) do not pay for pydantic and every model.
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karmada.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from karmada.api._base import KubeModel, KubeObject, Quantity, ResourceList, reject_unknown_fields
@@ -95,15 +97,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'karmada.api' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -17,13 +17,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karmada import quantity
-from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
-from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter.lua import EMPTY, LuaError, LuaScript, resolve_empty
 from karmada.interpreter.native import NativeInterpreter, Operation
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
+    from karmada.api.interpreter import DependentObjectReference
 
 Obj = dict[str, Any]
 
@@ -196,6 +198,8 @@ class CustomizedInterpreter:
                 f"{hook.origin} InterpretReplica: expect the returned requires type is table "
                 f"but got {type(requirement).__name__}"
             )
+        from karmada.api.binding import ReplicaRequirements
+
         return int(replicas), ReplicaRequirements.from_dict(_quantities(resolve_empty(requirement)))
 
     def get_components(self, obj: Mapping[str, Any]) -> list[Obj]:
@@ -249,6 +253,8 @@ class CustomizedInterpreter:
                 f"{hook.origin} InterpretDependency: expect the returned requires type is table "
                 f"but got {type(refs).__name__}"
             )
+        from karmada.api.interpreter import DependentObjectReference
+
         try:
             parsed = [DependentObjectReference.from_dict(resolve_empty(r)) for r in refs]
         except ValueError as exc:

@@ -12,10 +12,12 @@ so the annotation that stores them does not churn.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter.podspec import nested, pod_spec
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.interpreter import DependentObjectReference
 
 DEPENDENCY_KINDS = {
     ("apps/v1", "Deployment"),
@@ -82,6 +84,8 @@ def _pvc_names(spec: Mapping[str, Any]) -> set[str]:
 
 
 def _ref(kind: str, namespace: str, name: str) -> DependentObjectReference:
+    from karmada.api.interpreter import DependentObjectReference
+
     return DependentObjectReference(api_version="v1", kind=kind, namespace=namespace or None, name=name)
 
 
@@ -110,6 +114,8 @@ def get_dependencies(obj: Mapping[str, Any]) -> list[DependentObjectReference]:
     if kind == "Ingress":
         refs = [_ref("Secret", namespace, str(tls.get("secretName") or "")) for tls in nested(obj, "spec", "tls") or []]
     elif kind == "ServiceImport":
+        from karmada.api.interpreter import DependentObjectReference
+
         derived = f"derived-{nested(obj, 'metadata', 'name')}"
         refs = [
             _ref("Service", namespace, derived),

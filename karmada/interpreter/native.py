@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
-from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter import dependencies, health, replicas, retain, status
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
+    from karmada.api.interpreter import DependentObjectReference
 
 
 class Operation(StrEnum):

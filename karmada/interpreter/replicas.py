@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.binding import ReplicaRequirements
 from karmada.interpreter.podspec import nested, node_claim, pod_requests, pod_spec
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.binding import ReplicaRequirements
 
 REPLICA_KINDS = {
     ("apps/v1", "Deployment"),
@@ -45,6 +47,8 @@ def replica_requirements(spec: Mapping[str, Any]) -> ReplicaRequirements | None:
         data["nodeClaim"] = claim
     if requests is not None:
         data["resourceRequest"] = requests
+    from karmada.api.binding import ReplicaRequirements
+
     return ReplicaRequirements.from_dict(data)
 
 

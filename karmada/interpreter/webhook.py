@@ -23,14 +23,16 @@ import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.binding import ReplicaRequirements
-from karmada.api.interpreter import CONFIG_GROUP_VERSION, DependentObjectReference
 from karmada.interpreter.native import Operation
 from karmada.overrides.jsonpatch import Operation as PatchOperation
 from karmada.overrides.jsonpatch import PatchError
 from karmada.overrides.jsonpatch import apply_patch as _apply_operations
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.binding import ReplicaRequirements
+    from karmada.api.interpreter import DependentObjectReference
 
 Obj = dict[str, Any]
 WILDCARD = "*"
@@ -38,6 +40,8 @@ SUPPORTED_VERSIONS = ("v1alpha1",)
 DEFAULT_TIMEOUT_SECONDS = 10
 DEFAULT_SERVICE_PORT = 443
 PATCH_TYPE_JSON_PATCH = "JSONPatch"
+# karmada.api.interpreter.CONFIG_GROUP_VERSION, written out: that module loads pydantic
+CONTEXT_API_VERSION = "config.karmada.io/v1alpha1"
 CONTEXT_KIND = "ResourceInterpreterContext"
 INVALID = "received invalid webhook response: "
 
@@ -153,7 +157,7 @@ def context_request(hook: InterpreterHook, attributes: Attributes, uid: str) -> 
         request["observedObject"] = copy.deepcopy(dict(attributes.observed))
     if attributes.aggregated_status:
         request["aggregatedStatus"] = [copy.deepcopy(dict(item)) for item in attributes.aggregated_status]
-    return {"apiVersion": CONFIG_GROUP_VERSION, "kind": CONTEXT_KIND, "request": request}
+    return {"apiVersion": CONTEXT_API_VERSION, "kind": CONTEXT_KIND, "request": request}
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,8 @@ def verify_response(hook: InterpreterHook, uid: str, operation: Operation, body:
         if isinstance(replicas, bool) or not isinstance(replicas, int):
             raise hook.error(INVALID + f"response.replicas is {type(replicas).__name__}, not an integer")
         requirements = response.get("replicaRequirements")
+        from karmada.api.binding import ReplicaRequirements
+
         try:
             parsed = ReplicaRequirements.from_dict(requirements) if isinstance(requirements, Mapping) else None
         except ValueError as exc:
@@ -240,6 +246,8 @@ def verify_response(hook: InterpreterHook, uid: str, operation: Operation, body:
         errors = _dependency_errors(dependencies)
         if errors:
             raise hook.error(INVALID + (errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"))
+        from karmada.api.interpreter import DependentObjectReference
+
         try:
             return Response(dependencies=tuple(DependentObjectReference.from_dict(d) for d in dependencies))
         except ValueError as exc:

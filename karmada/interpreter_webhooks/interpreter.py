@@ -22,10 +22,8 @@ import asyncio
 import copy
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
-from karmada.api.interpreter import DependentObjectReference
 from karmada.interpreter.customized import CustomizedInterpreter
 from karmada.interpreter.native import Operation
 from karmada.interpreter.webhook import (
@@ -41,6 +39,10 @@ from karmada.interpreter.webhook import (
     verify_response,
 )
 from karmada.interpreter_webhooks.client import WebhookClient
+
+if TYPE_CHECKING:  # the API models load pydantic, which an agent never needs (its memory)
+    from karmada.api.binding import AggregatedStatusItem, ReplicaRequirements
+    from karmada.api.interpreter import DependentObjectReference
 
 Obj = dict[str, Any]
 # (namespace, name) -> the control plane's Service, or None when it has none

@@ -16,6 +16,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
+from karmada.pki.validity import remaining_fraction
+
 PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' utilrand alphabet: no vowels, no look-alikes
 
@@ -65,11 +67,7 @@ class CertificateInfo:
 
     def remaining_fraction(self, now: datetime.datetime | None = None) -> float:
         """Share of the lifetime still ahead (1.0 new, 0.0 expired)."""
-        total = self.lifetime.total_seconds()
-        if total <= 0:
-            return 0.0
-        left = (self.not_after - (now or datetime.datetime.now(datetime.UTC))).total_seconds()
-        return max(0.0, min(1.0, left / total))
+        return remaining_fraction(self.not_before, self.not_after, now)
 
 
 def certificate_info(cert_pem: bytes) -> CertificateInfo:

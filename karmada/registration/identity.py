@@ -12,7 +12,6 @@ from karmada.api.names import validate_cluster_name
 from karmada.kube import KubeClient
 from karmada.kube.objects import wait_until
 from karmada.kube.resources import CSRS
-from karmada.pki.certificates import csr_subject
 
 Obj = dict[str, Any]
 AGENTS_GROUP = "system:karmada:agents"
@@ -84,6 +83,8 @@ def recognize(csr: Obj) -> AgentRequest | None:
     spec = csr.get("spec") or {}
     if spec.get("signerName") != CLIENT_SIGNER:
         return None
+    from karmada.pki.certificates import csr_subject  # cryptography: the approver's, not the agent's
+
     try:
         common_name, organizations, has_sans = csr_subject(base64.b64decode(spec.get("request", "")))
     except ValueError:

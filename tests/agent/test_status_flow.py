@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -196,6 +197,9 @@ def test_every_known_kind_reflects_status_and_health(pull_mode: PullMode, member
     for name, before in versions.items():
         after = get_work(pull_mode, name) or {}
         assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"], name
+    # the agent did all of it without loading pydantic or cryptography (its memory: benchmarks/README.md)
+    maps = Path(f"/proc/{pull_mode.agents['member1'].pid}/maps").read_text()
+    assert "pydantic_core" not in maps and "cryptography" not in maps
 
 
 class Watch:
