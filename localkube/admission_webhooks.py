@@ -72,7 +72,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import copy
 import json
 import logging
 import uuid
@@ -747,7 +746,7 @@ class WebhookAdmission:
         previously: set[str] = set()
         reinvoke: set[str] = set()
         changed_any = False
-        current = copy.deepcopy(obj) if obj is not None else None
+        current = clone(obj) if obj is not None else None
         for reinvoking in (False, True):
             if reinvoking and not changed_any:
                 break

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from localkube.errors import APIError, bad_request
+from localkube.values import clone
 
 MAX_JSON_PATCH_OPS = 10000
 _INDEX = re.compile(r"[+-]?[0-9]+")
@@ -128,7 +129,7 @@ def json_patch(doc: Any, ops: Any) -> Any:
             "RequestEntityTooLarge",
             f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPS}, got {len(ops)}",
         )
-    result = copy.deepcopy(doc)
+    result = clone(doc)
     for op in ops:
         if not isinstance(op, dict) or "op" not in op:
             raise bad_request("json patch operation is not an object with an op")
@@ -157,16 +158,26 @@ def json_patch(doc: Any, ops: Any) -> Any:
 
 
 def merge_patch(doc: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, ``null`` deletes, everything else replaces."""
+    """RFC 7386: objects merge recursively, ``null`` deletes, everything else replaces. The
+    result shares nothing with ``doc`` or ``patch``: ``doc`` is copied once, then merged into."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(doc) if isinstance(doc, dict) else {}
+        return clone(patch)
+    result = clone(doc) if isinstance(doc, dict) else {}
+    _merge_into(result, patch)
+    return result
+
+
+def _merge_into(target: dict[str, Any], patch: dict[str, Any]) -> None:
     for key, value in patch.items():
         if value is None:
-            result.pop(key, None)
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            current = target.get(key)
+            if not isinstance(current, dict):
+                current = target[key] = {}
+            _merge_into(current, value)
         else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+            target[key] = clone(value)
 
 
 # ---- strategic merge patch ------------------------------------------------

@@ -122,6 +122,8 @@ class BindingIndex:
         self._namespaced: dict[tuple[str, Subject], set[str]] = {}
         self._rules: dict[RoleKey, tuple[Rule, ...]] = {}
         self._watchers: dict[str, Watcher] = {}
+        # bumped by every change applied: what was looked up under another generation may be stale
+        self.generation = 0
         self._build()
 
     def _build(self) -> None:
@@ -131,6 +133,7 @@ class BindingIndex:
         self._cluster.clear()
         self._namespaced.clear()
         self._rules.clear()
+        self.generation += 1
         for binding in self.store.items(CLUSTER_BINDINGS):
             self._add(CLUSTER_BINDINGS, binding)
         for binding in self.store.items(ROLE_BINDINGS):
@@ -163,6 +166,7 @@ class BindingIndex:
                     del table[key]
 
     def _apply(self, storage: str, event: Event) -> None:
+        self.generation += 1
         if storage in (CLUSTER_ROLES, ROLES):
             meta = event.obj["metadata"]
             self._rules.pop((storage, meta.get("namespace", ""), meta["name"]), None)
@@ -220,20 +224,45 @@ class BindingIndex:
         return found
 
 
+_Grant = tuple[Obj, str, "tuple[Rule, ...] | None"]  # (binding, its namespace, its role's rules)
+
+
 class Authorizer:
     """RBAC over the stored roles and bindings; ``system:masters`` may do anything."""
+
+    # what applies to one (user, groups, namespace), kept while no role or binding changes: an
+    # agent asks about the same namespace thousands of times, and each lookup walks its bindings
+    GRANTS = 4096
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.index = BindingIndex(store)
+        self._grants: dict[tuple[str, tuple[str, ...], str], tuple[_Grant, ...]] = {}
+        self._generation = -1
+
+    def _grants_of(self, identity: Identity, namespace: str) -> tuple[_Grant, ...]:
+        """Every binding naming ``identity`` cluster-wide or in ``namespace``, with its role's rules
+        (None: the role does not exist), in kube's order."""
+        self.index.sync()
+        if self._generation != self.index.generation or len(self._grants) >= self.GRANTS:
+            self._grants.clear()
+            self._generation = self.index.generation
+        key = (identity.user, tuple(identity.groups), namespace)
+        grants = self._grants.get(key)
+        if grants is None:
+            grants = self._grants[key] = tuple(
+                (binding, binding_namespace, self.index.role_rules(binding.get("roleRef") or {}, binding_namespace))
+                for binding, binding_namespace in self.index.bindings_for(identity_subjects(identity), namespace)
+            )
+        return grants
 
     def compiled_rules(self, identity: Identity, namespace: str) -> list[tuple[Rule, bool]]:
         """``(rule, cluster_wide)`` for every rule bound to ``identity`` cluster-wide or in ``namespace``."""
-        found: list[tuple[Rule, bool]] = []
-        for binding, binding_namespace in self.index.bindings_for(identity_subjects(identity), namespace):
-            rules = self.index.role_rules(binding.get("roleRef") or {}, binding_namespace)
-            found.extend((rule, not binding_namespace) for rule in rules or ())
-        return found
+        return [
+            (rule, not binding_namespace)
+            for _, binding_namespace, rules in self._grants_of(identity, namespace)
+            for rule in rules or ()
+        ]
 
     def rules_for(self, identity: Identity, namespace: str) -> list[tuple[Obj, bool]]:
         """``(rule, cluster_wide)`` pairs that apply to ``identity`` in ``namespace``."""
@@ -244,20 +273,34 @@ class Authorizer:
         (denied) the roles its bindings name that do not exist."""
         if MASTERS in identity.groups:
             return True, ""  # kube-apiserver's privileged-group authorizer gives no reason
+        grant = self._granting(identity, attrs)
+        if grant is not None:
+            binding, binding_namespace, _ = grant
+            return True, f"RBAC: allowed by {describe(binding, binding_namespace, identity)}"
+        return False, self._denial(identity, attrs)
+
+    def denial(self, identity: Identity, attrs: Attributes) -> str | None:
+        """None when RBAC allows ``attrs``, else kube's reason (maybe empty): :meth:`decide`
+        without describing the binding that allows it, for the path every request takes."""
+        if MASTERS in identity.groups or self._granting(identity, attrs) is not None:
+            return None
+        return self._denial(identity, attrs)
+
+    def _granting(self, identity: Identity, attrs: Attributes) -> _Grant | None:
         namespace = attrs.namespace if attrs.resource_request else ""
-        errors: list[str] = []
-        for binding, binding_namespace in self.index.bindings_for(identity_subjects(identity), namespace):
-            ref = binding.get("roleRef") or {}
-            rules = self.index.role_rules(ref, binding_namespace)
-            if rules is None:
-                errors.append(missing_role(ref))
-                continue
-            if any(rule.allows(attrs) for rule in rules):
-                return True, f"RBAC: allowed by {describe(binding, binding_namespace, identity)}"
-        return False, f"RBAC: {aggregate(errors)}" if errors else ""
+        for grant in self._grants_of(identity, namespace):
+            rules = grant[2]
+            if rules is not None and any(rule.allows(attrs) for rule in rules):
+                return grant
+        return None
+
+    def _denial(self, identity: Identity, attrs: Attributes) -> str:
+        namespace = attrs.namespace if attrs.resource_request else ""
+        errors = [missing_role(b.get("roleRef") or {}) for b, _, r in self._grants_of(identity, namespace) if r is None]
+        return f"RBAC: {aggregate(errors)}" if errors else ""
 
     def allowed(self, identity: Identity, attrs: Attributes) -> bool:
-        return self.decide(identity, attrs)[0]
+        return self.denial(identity, attrs) is None
 
 
 def go_quote(value: str) -> str:

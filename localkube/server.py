@@ -443,8 +443,8 @@ class LocalKube:
             )
         else:
             attrs = Attributes(verb=info.verb, resource_request=False, path=info.path)
-        allowed, reason = self.authorizer.decide(identity, attrs)
-        if not allowed:
+        reason = self.authorizer.denial(identity, attrs)
+        if reason is not None:
             raise forbidden(
                 forbidden_message(identity, attrs, reason), resource=info.resource, group=info.group, name=info.name
             )

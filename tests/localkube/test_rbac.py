@@ -164,3 +164,27 @@ def test_a_dropped_subscription_rebuilds_the_index() -> None:
     store.put("rbac.authorization.k8s.io/roles", copy.deepcopy(POD_LISTER), "ADDED")
     store.put("rbac.authorization.k8s.io/rolebindings", binding("ivy", [user("ivy")]), "ADDED")
     assert authorizer.allowed(with_authenticated("ivy", []), attrs)
+
+
+def test_what_was_looked_up_is_forgotten_on_any_change_whoever_sees_it_first() -> None:
+    """Grants are kept per (user, groups, namespace) between changes; a change first applied by
+    another lookup (a rules review) must still reach the next decision."""
+    store = Store()
+    authorizer = Authorizer(store)
+    ivy = with_authenticated("ivy", [])
+    attrs = Attributes("list", True, resource="pods", namespace="default")
+    store.put("rbac.authorization.k8s.io/rolebindings", binding("ivy", [user("ivy")]), "ADDED")
+    assert authorizer.denial(ivy, attrs) == 'RBAC: role.rbac.authorization.k8s.io "pod-lister" not found'
+    store.put("rbac.authorization.k8s.io/roles", copy.deepcopy(POD_LISTER), "ADDED")
+    assert [rule.source for rule, _ in authorizer.compiled_rules(ivy, "default")] == POD_LISTER["rules"]
+    assert authorizer.denial(ivy, attrs) is None
+    assert authorizer.decide(ivy, attrs) == (
+        True,
+        'RBAC: allowed by RoleBinding "ivy/default" of Role "pod-lister" to User "ivy"',
+    )
+    narrowed = copy.deepcopy(POD_LISTER)
+    narrowed["rules"][0]["verbs"] = ["get"]
+    store.put("rbac.authorization.k8s.io/roles", narrowed, "MODIFIED")
+    assert authorizer.rules_for(ivy, "default")[0][0]["verbs"] == ["get"]
+    assert authorizer.denial(ivy, attrs) == ""
+    assert authorizer.denial(ivy, Attributes("get", True, resource="pods", namespace="default")) is None
