@@ -19,8 +19,9 @@ simulated node per member. For each size and mode:
     over their members, and of the grouped agent processes over theirs;
 (d) OCM's test, 5 Works per cluster: 5 ConfigMaps and one Duplicated
     PropagationPolicy with no cluster affinity (every cluster); seconds
-    until every ResourceBinding reports every cluster applied
-    (``aggregatedStatus[].applied``);
+    until every Work exists in the control plane (``d_5_works_created_s``,
+    from a watch of Works) and until every ResourceBinding reports every
+    cluster applied (``aggregatedStatus[].applied``);
 (e) 100 Deployments at once, spread over all clusters: cluster ``j`` gets
     the label ``scale-bench/group=g<j mod G>`` with ``G = min(100, N)``,
     Deployment ``i`` carries ``g<i mod G>`` and the PropagationPolicy of its
@@ -32,7 +33,10 @@ simulated node per member. For each size and mode:
     the groups of a sample of members (at most ``--watched``, spread evenly,
     each watched with ``propagation_bench.MemberWatch``): p50/p99 latency
     from a template's create response to the ADDED event in each member it
-    lands in (one process, one monotonic clock).
+    lands in (one process, one monotonic clock), and the same path split
+    where the Work for that member appears in the control plane's watch:
+    ``f_to_work`` (the control plane's part) and ``f_work_to_member`` (the
+    agent pulling and applying it, and the member's watch).
 
 Then a table of the figures, one column per size and mode, and the cost per
 cluster with its growth factor between consecutive sizes (flat is 1.00).
@@ -58,7 +62,7 @@ from benchmarks.propagation_bench import MemberWatch, cpu_seconds, peak_rss_mib,
 from benchmarks.sandbox_bench import _program, rss_mib
 from karmada.kube import KubeClient, from_kubeconfig
 from karmada.kube.informer import Informer
-from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, RESOURCE_BINDINGS, Resource
+from karmada.kube.resources import CLUSTERS, CONFIGMAPS, DEPLOYMENTS, RESOURCE_BINDINGS, WORKS, Resource
 from karmada.sandbox.sandbox import CONTROL_PLANE, CONTROLLER_MANAGER, Sandbox, SandboxOptions, down, up
 from localkube.metrics import minus, parse_request_durations, parse_request_totals, quantile
 
@@ -141,6 +145,32 @@ async def _applied(bindings: Informer, expected: dict[str, int]) -> bool:
     return done == len(expected)
 
 
+class WorkArrivals:
+    """When each Work first appeared in the control plane, by (execution namespace, the name of
+    the template it carries): the control plane's share of a propagation, apart from the
+    member's (its agent applying it, at whatever CPU a simulated member gets)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.seen: dict[tuple[str, str], float] = {}
+        # a cache of only what this needs: 5,000 Works in full would be the bench's own memory
+        self.informer = Informer(client, WORKS, transform=self._small)
+        self.informer.add_handler(self._record)
+
+    @staticmethod
+    def _small(obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        manifests = ((obj.get("spec") or {}).get("workload") or {}).get("manifests") or [{}]
+        template = ((manifests[0] or {}).get("metadata") or {}).get("name", "")
+        return {"metadata": {k: meta[k] for k in ("name", "namespace", "resourceVersion") if k in meta}, "t": template}
+
+    def _record(self, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        if kind != "DELETED":
+            self.seen.setdefault((obj["metadata"].get("namespace", ""), obj["t"]), time.monotonic())
+
+    def count(self, templates: set[str]) -> int:
+        return sum(1 for _, template in self.seen if template in templates)
+
+
 async def _wait(check: Any, timeout: float, what: str, interval: float) -> float:
     began = time.monotonic()
     while not await check():
@@ -202,6 +232,9 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         bindings = Informer(client, RESOURCE_BINDINGS, namespace=NAMESPACE)
         bindings.start()
         await bindings.wait_synced(60)
+        arrivals = WorkArrivals(client)
+        arrivals.informer.start()
+        await arrivals.informer.wait_synced(60)
         cpu_work = cpu_seconds(controlplane)
         metrics_before = await client.raw_text("/metrics")
         durations_before = parse_request_durations(metrics_before)
@@ -212,9 +245,16 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
         for index in range(5):
             await client.create(CONFIGMAPS, _configmap(f"works-{index}"), NAMESPACE)
         expected = {f"works-{index}-configmap": size for index in range(5)}
+        templates = {f"works-{index}" for index in range(5)}
+
+        async def all_created() -> bool:
+            return arrivals.count(templates) >= 5 * size
+
+        await _wait(all_created, options.timeout, "5 Works per cluster in the control plane", 0.1)
+        results["d_5_works_created_s"] = time.monotonic() - began
         await _wait(lambda: _applied(bindings, expected), options.timeout, "5 Works in every cluster", interval)
         results["d_5_works_per_cluster_s"] = time.monotonic() - began
-        _progress(results, "d_5_works_per_cluster_s")
+        _progress(results, "d_5_works_created_s", "d_5_works_per_cluster_s")
 
         # (e) 100 Deployments over all clusters, a subset each
         for group in members_of:
@@ -274,9 +314,16 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
 
             await _wait(arrived, options.timeout, "the steady Deployments in the watched members", 0.25)
             latencies = [watches[m].added[n] - created[n][1] for n, m in wanted]
+            # the same path split where the Work appears: the control plane's part, then the member's
+            to_work = [arrivals.seen[(f"karmada-es-{m}", n)] - created[n][1] for n, m in wanted]
+            to_member = [watches[m].added[n] - arrivals.seen[(f"karmada-es-{m}", n)] for n, m in wanted]
             results["f_steady_deployments"] = len(created)
             results["f_latency_p50_ms"] = statistics.median(latencies) * 1000
             results["f_latency_p99_ms"] = percentile(latencies, 0.99) * 1000
+            results["f_to_work_p50_ms"] = statistics.median(to_work) * 1000
+            results["f_to_work_p99_ms"] = percentile(to_work, 0.99) * 1000
+            results["f_work_to_member_p50_ms"] = statistics.median(to_member) * 1000
+            results["f_work_to_member_p99_ms"] = percentile(to_member, 0.99) * 1000
         finally:
             for task in tasks:
                 task.cancel()
@@ -285,6 +332,7 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, mode: str) -> dict[
                 await watched_client.close()
         results["f_controlplane_peak_rss_mib"] = peak_rss_mib(controlplane)
         await bindings.stop()
+        await arrivals.informer.stop()
     results.update(_log_counts(sandbox))
     return results
 
