@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import random
 import re
 import time
@@ -112,11 +113,14 @@ def check_time(value: Any) -> str | None:
     return None
 
 
+# an Event's or a Lease's times repeat from write to write: each text is parsed once
+@functools.lru_cache(maxsize=1024)
 def canonical_time(value: str) -> str:
     """A valid Time as the server writes it back: UTC, whole seconds, ``Z``."""
     return parse_time(value).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_microtime(value: str) -> str:
     """A valid MicroTime as the server writes it back: UTC, six digits, ``Z``."""
     return parse_time(value).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
