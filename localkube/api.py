@@ -273,7 +273,7 @@ class ResourceAPI:
             causes += validation.validate(rt.kind, obj, old, subresource)
             causes += strategy.validate(obj) if old is None else strategy.validate_update(obj, old)
         elif rt.schema is not None:
-            causes += crds.validate_custom_resource(obj, rt.schema)
+            causes += crds.validate_custom_resource(obj, rt.schema, old)
         if old is not None:
             forbidden_cause = new_finalizers_forbidden(old, obj)
             if forbidden_cause:

@@ -322,8 +322,20 @@ def _type_ok(value: Any, kind: str) -> bool:
     return actual == kind
 
 
-def validate_value(value: Any, schema: Obj, path: str) -> list[Cause]:
-    """Validate a value against a structural schema node; one cause per problem."""
+_NO_OLD: Any = object()  # a value without an old counterpart (a create, an added field)
+
+
+def validate_value(value: Any, schema: Obj, path: str, old: Any = _NO_OLD) -> list[Cause]:
+    """Validate a value against a structural schema node; one cause per problem.
+
+    With ``old``, the value it replaces: a value equal to it is not validated again, as
+    kube-apiserver's CRD validation ratcheting (on by default since 1.30) ignores errors in
+    unchanged values, so a schema tightened later never blocks an update that leaves them
+    alone. Map keys correlate old and new values; list items do not (kube correlates
+    ``map`` and ``set`` lists too, so this validates at least what it does).
+    """
+    if old is not _NO_OLD and value == old:
+        return []
     causes: list[Cause] = []
     if value is None:
         if schema.get("nullable"):
@@ -417,26 +429,31 @@ def validate_value(value: Any, schema: Obj, path: str) -> list[Cause]:
         for name in schema.get("required") or []:
             if name not in value:
                 causes.append(field_required(f"{path}.{name}" if path else name))
+        old_map = old if isinstance(old, dict) else {}
         for name, child in properties.items():
             if name in value:
-                causes += validate_value(value[name], child, f"{path}.{name}" if path else name)
+                causes += validate_value(
+                    value[name], child, f"{path}.{name}" if path else name, old_map.get(name, _NO_OLD)
+                )
         additional = schema.get("additionalProperties")
         if isinstance(additional, dict):
             for key, item in value.items():
-                causes += validate_value(item, additional, f"{path}[{key}]" if path else key)
+                causes += validate_value(item, additional, f"{path}[{key}]" if path else key, old_map.get(key, _NO_OLD))
     return causes
 
 
-def validate_custom_resource(obj: Obj, schema: Obj) -> list[Cause]:
-    """Schema validation of a whole custom resource (metadata is validated separately)."""
-    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+def validate_custom_resource(obj: Obj, schema: Obj, old: Obj | None = None) -> list[Cause]:
+    """Schema validation of a whole custom resource (metadata is validated separately); on an
+    update, ``old`` ratchets what did not change (:func:`validate_value`)."""
+    outside = ("apiVersion", "kind", "metadata")
+    body = {k: v for k, v in obj.items() if k not in outside}
     node = {
         **schema,
-        "properties": {
-            k: v for k, v in (schema.get("properties") or {}).items() if k not in ("apiVersion", "kind", "metadata")
-        },
+        "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k not in outside},
     }
-    return validate_value(body, node, "")
+    if old is None:
+        return validate_value(body, node, "")
+    return validate_value(body, node, "", {k: v for k, v in old.items() if k not in outside})
 
 
 register("CustomResourceDefinition", CRDStrategy())
