@@ -182,7 +182,7 @@ class SchedulerController:
         held = self._snapshots.get(name)
         if held is not None and held[0] == version and version:
             return held[1]
-        snap = ClusterSnapshot.of(Cluster.from_dict(obj))
+        snap = ClusterSnapshot.of(Cluster.from_dict(obj)).without_api_enablements()
         self._snapshots[name] = (version, snap)
         return snap
 

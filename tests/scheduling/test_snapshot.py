@@ -42,3 +42,24 @@ def test_snapshot_fields(obj: Cluster, wanted: dict[str, Any]) -> None:
             assert [t.key for t in snap.taints or []] == value
         else:
             assert getattr(snap, field) == value, field
+
+
+def test_a_snapshot_without_api_enablements_keeps_what_the_filters_read() -> None:
+    obj = cluster("f", region="eu", taints=[TAINT]).to_dict()
+    obj["status"] = {
+        "apiEnablements": [
+            {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]},
+            {"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"}]},
+        ],
+        "resourceSummary": {"allocatable": {"cpu": "4", "pods": "110"}, "allocated": {"cpu": "1"}},
+    }
+    model = Cluster.from_dict(obj)
+    full = ClusterSnapshot.of(model)
+    lean = full.without_api_enablements()
+    assert lean.api_kinds == full.api_kinds == {("apps/v1", "Deployment"), ("v1", "ConfigMap")}
+    assert (lean.free, lean.region, lean.taints, lean.name) == (full.free, full.region, full.taints, full.name)
+    assert lean.cluster.status is not None and lean.cluster.status.api_enablements is None
+    assert lean.cluster.status.resource_summary == full.cluster.status.resource_summary  # type: ignore[union-attr]
+    # the model it was made from is not changed, and a cluster without enablements is returned as it is
+    assert model.status is not None and model.status.api_enablements is not None
+    assert lean.without_api_enablements() is lean
