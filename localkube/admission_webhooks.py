@@ -440,6 +440,9 @@ class WebhookAdmission:
         # match it (selectors aside): most writes (Leases, Events) match none and skip the rest
         self._hooks_cache: dict[bool, tuple[tuple[str, ...], list[Webhook]]] = {}
         self._candidates_cache: dict[tuple[Any, ...], list[Webhook]] = {}
+        # subscriptions to each configuration storage: while theirs holds no event, the cache is
+        # current, and a write does not list, sort and name the configurations again
+        self._configuration_watchers: dict[bool, Any] = {}
         self.clients = WebhookClients()
 
     async def close(self) -> None:
@@ -451,9 +454,16 @@ class WebhookAdmission:
         """The webhooks of the stored configurations, and the configurations' resourceVersions
         they were read at (rebuilt only when one changed)."""
         storage = MUTATING if mutating else VALIDATING
+        cached = self._hooks_cache.get(mutating)
+        watcher = self._configuration_watchers.get(mutating)
+        if cached is not None and watcher is not None and not watcher.closed and watcher.queue.empty():
+            return cached
+        if watcher is None or watcher.closed:
+            watcher = self._configuration_watchers[mutating] = self.store.subscribe(storage)
+        while not watcher.queue.empty():
+            watcher.queue.get_nowait()  # the configurations are read again below, as stored now
         configurations = sorted(self.store.items(storage), key=lambda c: c["metadata"]["name"])
         versions = tuple(f"{c['metadata']['name']}@{c['metadata'].get('resourceVersion')}" for c in configurations)
-        cached = self._hooks_cache.get(mutating)
         if cached is not None and cached[0] == versions:
             return cached
         hooks = []
