@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-PACKAGES = ["karmada", "karmada.api", "karmada.validation", "manifests"]
+PACKAGES = ["karmada", "karmada.api", "karmada.overrides", "karmada.pki", "karmada.validation", "manifests"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -24,3 +24,10 @@ def test_all_is_honest(name: str) -> None:
         and not isinstance(value, type(module))
     }
     assert public <= set(exported), f"{name} exports undeclared names: {sorted(public - set(exported))}"
+
+
+@pytest.mark.parametrize("name", ["karmada.api", "karmada.overrides", "karmada.pki"])
+def test_a_lazy_package_refuses_an_unknown_name_as_a_module_does(name: str) -> None:
+    module = importlib.import_module(name)
+    with pytest.raises(AttributeError, match=f"module '{name}' has no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018
