@@ -7,6 +7,8 @@ import copy
 import re
 from typing import Any
 
+import orjson
+
 from localkube.errors import (
     Cause,
     field_duplicate,
@@ -325,6 +327,19 @@ def _type_ok(value: Any, kind: str) -> bool:
 _NO_OLD: Any = object()  # a value without an old counterpart (a create, an added field)
 
 
+def _unchanged(value: Any, old: Any) -> bool:
+    """Equal as JSON: Python's ``==`` alone holds ``true == 1 == 1.0``, which JSON (and Go's
+    DeepEqual) tell apart; their encodings do, in C."""
+    if value != old:
+        return False
+    if not isinstance(value, (dict, list, bool, int, float)):
+        return True  # strings and null: == is exact
+    try:
+        return bool(orjson.dumps(value) == orjson.dumps(old))
+    except TypeError:  # an integer past 64 bits: validate it
+        return False
+
+
 def validate_value(value: Any, schema: Obj, path: str, old: Any = _NO_OLD) -> list[Cause]:
     """Validate a value against a structural schema node; one cause per problem.
 
@@ -334,7 +349,7 @@ def validate_value(value: Any, schema: Obj, path: str, old: Any = _NO_OLD) -> li
     alone. Map keys correlate old and new values; list items do not (kube correlates
     ``map`` and ``set`` lists too, so this validates at least what it does).
     """
-    if old is not _NO_OLD and value == old:
+    if old is not _NO_OLD and _unchanged(value, old):
         return []
     causes: list[Cause] = []
     if value is None:

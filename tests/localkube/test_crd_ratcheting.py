@@ -51,6 +51,9 @@ def _fields(obj: dict[str, Any], old: dict[str, Any] | None) -> list[str]:
         ({"spec": {"items": [9]}}, {"spec": {"items": [9, 1]}}, ["spec.items[0]"]),
         # a type that is wrong stays refusable once changed
         ({"spec": {"size": "big"}}, {"spec": {"size": "huge"}}, ["spec.size"]),
+        # equal to Python, not to JSON: true is not 1, and it is validated
+        ({"spec": {"size": 1}}, {"spec": {"size": True}}, ["spec.size"]),
+        ({"spec": {"items": [1]}}, {"spec": {"items": [True]}}, ["spec.items[0]"]),
     ],
 )
 def test_unchanged_values_are_not_validated_again(
