@@ -339,3 +339,11 @@ def test_service_url(ref: dict[str, Any], service: dict[str, Any] | None, expect
 def test_service_url_errors(service: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError, match=error):
         service_url(SERVICE_REF, service)
+
+
+def test_the_context_version_is_the_config_groups() -> None:
+    # written out in karmada.interpreter.webhook so that the agent does not load the API models
+    from karmada.api.interpreter import CONFIG_GROUP_VERSION
+    from karmada.interpreter.webhook import CONTEXT_API_VERSION
+
+    assert CONTEXT_API_VERSION == CONFIG_GROUP_VERSION
