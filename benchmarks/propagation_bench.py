@@ -62,7 +62,7 @@ from karmada.kube.client import KubeError
 from karmada.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, RESOURCE_BINDINGS, SECRETS, WORKS, Resource
 from karmada.sandbox.processes import ProcessRecord
 from karmada.sandbox.sandbox import Sandbox, SandboxOptions, down, up
-from localkube.metrics import parse_request_totals
+from localkube.metrics import parse_request_totals, parse_webhook_durations
 
 POLICIES = Resource("policy.karmada.io", "v1alpha1", "propagationpolicies", "PropagationPolicy", True)
 NAMESPACE = "default"
@@ -440,6 +440,7 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, results: dict[str, 
 
             # (a) a burst
             writes_before, reads_before = await _requests(client)
+            webhooks_before = parse_webhook_durations(await client.raw_text("/metrics"))
             names = {f"burst-{i}" for i in range(options.deployments)}
             gate = asyncio.Semaphore(32)
 
@@ -490,6 +491,13 @@ async def run(sandbox: Sandbox, options: argparse.Namespace, results: dict[str, 
             await asyncio.sleep(2.0)  # the last status writes of the burst
             writes, reads = await _requests(client)
             writes, reads = writes - writes_before, reads - reads_before
+            # each admission-webhook call as the API server timed it (review sent to answer read)
+            for hook, (seconds, calls) in sorted(parse_webhook_durations(await client.raw_text("/metrics")).items()):
+                earlier_seconds, earlier_calls = webhooks_before.get(hook, (0.0, 0))
+                if calls > earlier_calls:
+                    mean = (seconds - earlier_seconds) / (calls - earlier_calls)
+                    results[f"a_webhook_call_mean_ms[{hook}]"] = mean * 1000
+                    results[f"a_webhook_calls_per_deployment[{hook}]"] = (calls - earlier_calls) / len(names)
             results["a_all_templates_ready_s"] = ready - began
             for label, times in (
                 ("bindings_created", bindings.added),

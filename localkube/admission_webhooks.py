@@ -74,6 +74,7 @@ import base64
 import binascii
 import json
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ import greenlet  # type: ignore[import-untyped]
 
 from localkube import admission_webhooks_validation, defaults, json_codec
 from localkube.errors import MODIFIED, APIError, Cause, bad_request, conflict
+from localkube.metrics import WebhookMetrics
 from localkube.patch import PatchFailed, json_patch
 from localkube.resources import Registry, ResourceType
 from localkube.selectors import selector_matches
@@ -444,6 +446,7 @@ class WebhookAdmission:
         # current, and a write does not list, sort and name the configurations again
         self._configuration_watchers: dict[bool, Any] = {}
         self.clients = WebhookClients()
+        self.metrics = WebhookMetrics()
 
     async def close(self) -> None:
         """Close the kept-alive connections to the webhooks (the server stops)."""
@@ -692,6 +695,19 @@ class WebhookAdmission:
         return view
 
     async def _call(
+        self, invocation: Invocation, attributes: Attributes, obj: Obj | None, old: Obj | None, warnings: list[str]
+    ) -> Answer:
+        began = time.monotonic()
+        rejected = True  # until an answer allows it
+        try:
+            answer = await self._call_once(invocation, attributes, obj, old, warnings)
+            rejected = not answer.allowed
+            return answer
+        finally:
+            hook = invocation.webhook
+            self.metrics.observe(hook.name, attributes.operation, rejected, hook.mutating, time.monotonic() - began)
+
+    async def _call_once(
         self, invocation: Invocation, attributes: Attributes, obj: Obj | None, old: Obj | None, warnings: list[str]
     ) -> Answer:
         hook = invocation.webhook

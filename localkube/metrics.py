@@ -134,6 +134,39 @@ class RequestMetrics:
         return "\n".join(lines) + "\n"
 
 
+# kube-apiserver's buckets for apiserver_admission_webhook_admission_duration_seconds
+WEBHOOK_BUCKETS = (0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10.0, 25.0)
+WebhookLabels = tuple[str, str, str, str]  # name, operation, rejected, type
+
+
+class WebhookMetrics:
+    """kube-apiserver's ``apiserver_admission_webhook_admission_duration_seconds``: each call of
+    an admission webhook, from the review sent to its answer read, by webhook, operation, whether
+    it rejected (or failed) the request and step (``admit`` mutating, ``validate`` validating)."""
+
+    def __init__(self) -> None:
+        self._durations: dict[WebhookLabels, Histogram] = {}
+
+    def observe(self, name: str, operation: str, rejected: bool, mutating: bool, seconds: float) -> None:
+        labels = (name, operation, "true" if rejected else "false", "admit" if mutating else "validate")
+        histogram = self._durations.get(labels)
+        if histogram is None:
+            histogram = self._durations[labels] = Histogram(WEBHOOK_BUCKETS)
+        histogram.observe(seconds)
+
+    def render(self) -> str:
+        lines = [
+            "# HELP apiserver_admission_webhook_admission_duration_seconds Admission webhook latency histogram"
+            " in seconds, identified by name and broken out for each operation and API resource and type"
+            " (validate or admit).",
+            "# TYPE apiserver_admission_webhook_admission_duration_seconds histogram",
+        ]
+        for (name, operation, rejected, step), histogram in sorted(self._durations.items()):
+            labels = f'name="{_escape(name)}",operation="{operation}",rejected="{rejected}",type="{step}"'
+            lines += histogram.lines("apiserver_admission_webhook_admission_duration_seconds", labels)
+        return "\n".join(lines) + "\n"
+
+
 def _escape(value: str) -> str:
     """A Prometheus label value (backslash, quote and newline escaped)."""
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -192,6 +225,21 @@ def parse_request_durations(text: str) -> dict[DurationKey, list[tuple[float, in
         buckets = found.setdefault(key, {})
         buckets[bound] = buckets.get(bound, 0) + int(float(value))
     return {key: sorted(buckets.items()) for key, buckets in found.items()}
+
+
+def parse_webhook_durations(text: str) -> dict[str, tuple[float, int]]:
+    """``apiserver_admission_webhook_admission_duration_seconds`` of a ``/metrics`` page: webhook
+    name -> (seconds, calls), summed over operations, outcomes and steps."""
+    name = "apiserver_admission_webhook_admission_duration_seconds"
+    found: dict[str, list[float]] = {}
+    for line in text.splitlines():
+        for field, index in (("_sum{", 0), ("_count{", 1)):
+            if line.startswith(name + field):
+                body, _, value = line.rpartition("} ")
+                labels = dict(part.split("=", 1) for part in body[len(name + field) :].split(",") if "=" in part)
+                totals = found.setdefault(labels.get("name", "").strip('"'), [0.0, 0.0])
+                totals[index] += float(value)
+    return {hook: (seconds, int(calls)) for hook, (seconds, calls) in found.items()}
 
 
 def quantile(q: float, buckets: list[tuple[float, int]]) -> float:

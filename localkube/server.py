@@ -896,7 +896,8 @@ class LocalKube:
         if path == "/version":
             return web.Response(body=_dump(discovery.VERSION_INFO), content_type=JSON)
         if path == "/metrics":
-            return web.Response(text=self.metrics.render() + self.flow.render(), content_type="text/plain")
+            text = self.metrics.render() + self.webhooks.metrics.render() + self.flow.render()
+            return web.Response(text=text, content_type="text/plain")
         if path in ("/api", "/apis"):
             mode, include = self._accept(request, encodable=True)
             if mode == "aggregated":

@@ -847,3 +847,25 @@ async def test_a_delete_collection_admits_each_item_without_a_name(admin: Kubect
     assert admin("get", "cm", "b-kept", "-n", ns, check=False).returncode == 0
     assert admin("get", "cm", "a-free", "-n", ns, check=False).returncode == 1  # items go one by one
     admin("delete", "validatingwebhookconfiguration", "collection")
+
+
+def test_each_call_is_timed_in_kube_apiservers_histogram(admin: Kubectl, hooks: HookServer) -> None:
+    ns = namespace(admin, "timed")
+    apply(
+        admin,
+        "ValidatingWebhookConfiguration",
+        "timed",
+        webhook("timed-deny.localkube.test", hooks.url("deny"), hooks.ca_bundle, "timed"),
+        webhook("timed-warn.localkube.test", hooks.url("warn"), hooks.ca_bundle, "timed"),
+    )
+    admin("apply", "-f", "-", stdin=configmap("refused", ns), check=False)
+    admin("delete", "validatingwebhookconfiguration", "timed")
+    text = admin("get", "--raw", "/metrics").stdout
+    name = "apiserver_admission_webhook_admission_duration_seconds"
+    assert f"# TYPE {name} histogram" in text
+    denied = f'{name}_count{{name="timed-deny.localkube.test",operation="CREATE",rejected="true",type="validate"}} 1'
+    assert denied in text
+    # kube-apiserver's buckets, cumulative up to +Inf
+    labels = 'name="timed-deny.localkube.test",operation="CREATE",rejected="true",type="validate"'
+    assert f'{name}_bucket{{{labels},le="25"}} 1' in text
+    assert f'{name}_bucket{{{labels},le="+Inf"}} 1' in text

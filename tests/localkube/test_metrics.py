@@ -11,10 +11,12 @@ from multidict import MultiDict
 from localkube.metrics import (
     DURATION_BUCKETS,
     RequestMetrics,
+    WebhookMetrics,
     minus,
     parse_request_durations,
     parse_request_totals,
     parse_user_writes,
+    parse_webhook_durations,
     quantile,
 )
 from localkube.requestinfo import parse_request
@@ -110,3 +112,20 @@ def test_a_histogram_series_counts_each_observation_once_in_its_bucket() -> None
     cumulative = dict(series)
     assert cumulative[0.005] == 1 and cumulative[0.2] == 1 and cumulative[0.4] == 3
     assert cumulative[60.0] == 3 and cumulative[math.inf] == 4
+
+
+def test_webhook_calls_render_and_parse_back() -> None:
+    metrics = WebhookMetrics()
+    metrics.observe("a.example.com", "CREATE", False, True, 0.004)
+    metrics.observe("a.example.com", "UPDATE", True, True, 0.2)
+    metrics.observe('b"quoted', "CREATE", False, False, 30.0)
+    text = metrics.render()
+    name = "apiserver_admission_webhook_admission_duration_seconds"
+    labels = 'name="a.example.com",operation="CREATE",rejected="false",type="admit"'
+    assert f'{name}_bucket{{{labels},le="0.005"}} 1' in text
+    assert f'{name}_bucket{{{labels},le="+Inf"}} 1' in text
+    labels = 'name="a.example.com",operation="UPDATE",rejected="true",type="admit"'
+    assert f'{name}_bucket{{{labels},le="0.1"}} 0' in text and f'{name}_bucket{{{labels},le="0.5"}} 1' in text
+    parsed = parse_webhook_durations(text)
+    assert parsed["a.example.com"][1] == 2 and math.isclose(parsed["a.example.com"][0], 0.204)
+    assert parsed['b\\"quoted'][1] == 1  # the escaped label value, as it is written
